@@ -1,0 +1,321 @@
+// The planner: maps every thread path of a spec to a PU of a topology snapshot.
+// The rules are written down, with examples, in docs/binding.md.
+
+#include <ccnuma/detail/json.hpp>
+
+#include <ccnuma/binding.hpp>
+#include <ccnuma/detail/throw_error.hpp>
+
+#include <algorithm>
+#include <limits>
+#include <optional>
+#include <set>
+#include <tuple>
+
+namespace ccnuma {
+
+namespace {
+
+class planner {
+public:
+    explicit planner(const topology& topo) : topo_(topo), usage_(topo.pus().size(), 0) {
+        const auto& doms = topo.domains();
+        dom_pus_.resize(doms.size());
+        for (std::size_t d = 0; d < doms.size(); ++d)
+            for (unsigned os : doms[d].pus) dom_pus_[d].push_back(index_of(os));
+        team_load_.assign(doms.size(), 0);
+    }
+
+    // Places a team of `count` new threads. With a master, the team is the master plus these
+    // threads and `sub` selects the smallest domain around the master with room.
+    std::vector<std::size_t> place_team(strategy how, std::optional<std::size_t> master, unsigned count) {
+        const bool compact = how == strategy::compact || how == strategy::subcompact;
+        const bool sub = how == strategy::subcompact || how == strategy::subscatter;
+        std::size_t object = 0;  // the root: the whole allowed machine
+        if (master && sub) object = smallest_with_room(*master, count + 1);
+        std::vector<std::size_t> placed;
+        placed.reserve(count);
+        if (compact) {
+            compact_fill(object, master, count, placed);
+        } else {
+            std::fill(team_load_.begin(), team_load_.end(), 0);
+            if (master) add_load(*master);
+            for (unsigned i = 0; i < count; ++i) {
+                const std::size_t pu = scatter_one(object);
+                take(pu);
+                add_load(pu);
+                placed.push_back(pu);
+            }
+        }
+        return placed;
+    }
+
+    void take(std::size_t pu) { ++usage_[pu]; }
+    std::size_t index_of(unsigned os) const { return static_cast<std::size_t>(&topo_.pu(os) - topo_.pus().data()); }
+
+private:
+    std::size_t leaf_of(std::size_t pu) const { return topo_.pus()[pu].domain; }
+
+    void add_load(std::size_t pu) {
+        for (auto d = static_cast<std::ptrdiff_t>(leaf_of(pu)); d >= 0; d = topo_.domains()[static_cast<std::size_t>(d)].parent)
+            ++team_load_[static_cast<std::size_t>(d)];
+    }
+
+    unsigned min_usage(std::size_t d) const {
+        unsigned m = std::numeric_limits<unsigned>::max();
+        for (std::size_t p : dom_pus_[d]) m = std::min(m, usage_[p]);
+        return m;
+    }
+
+    // Room, counted in cores so that a team never lands on SMT siblings while whole cores
+    // nearby are free: cores whose PUs are all unused, plus the master's own core.
+    std::size_t smallest_with_room(std::size_t master, unsigned team) const {
+        const auto& doms = topo_.domains();
+        const unsigned master_core = topo_.pus()[master].core;
+        std::optional<std::size_t> by_pus;
+        for (auto d = doms[leaf_of(master)].parent; d >= 0; d = doms[static_cast<std::size_t>(d)].parent) {
+            const auto dd = static_cast<std::size_t>(d);
+            std::set<unsigned> cores, busy_cores;
+            std::size_t free_pus = 0;
+            for (std::size_t p : dom_pus_[dd]) {
+                const unsigned c = topo_.pus()[p].core;
+                cores.insert(c);
+                if (usage_[p] > 0 && c != master_core) busy_cores.insert(c);
+                if (usage_[p] == 0) ++free_pus;
+            }
+            if (cores.size() - busy_cores.size() >= team) return dd;
+            if (!by_pus && free_pus + 1 >= team) by_pus = dd;
+        }
+        return by_pus.value_or(0);
+    }
+
+    // Compact: PUs ordered by (SMT round, core position), the core order starting at the
+    // master's core so an inner team sits next to its master. Cores that already carry a thread
+    // count as having used their first round.
+    void compact_fill(std::size_t object, std::optional<std::size_t> master, unsigned count,
+                      std::vector<std::size_t>& placed) {
+        const auto& pus = topo_.pus();
+        while (placed.size() < count) {
+            const unsigned umin = min_usage(object);
+            std::vector<unsigned> core_order;  // logical core indices, topology order
+            for (std::size_t p : dom_pus_[object])
+                if (core_order.empty() || core_order.back() != pus[p].core) core_order.push_back(pus[p].core);
+            std::size_t shift = 0;
+            if (master) {
+                const auto it = std::find(core_order.begin(), core_order.end(), pus[*master].core);
+                if (it != core_order.end()) shift = static_cast<std::size_t>(it - core_order.begin());
+            }
+            std::vector<std::tuple<std::size_t, std::size_t, std::size_t>> keyed;  // (round, core pos, pu)
+            for (std::size_t ci = 0; ci < core_order.size(); ++ci) {
+                const unsigned core = core_order[ci];
+                std::size_t busy = 0, rank = 0;
+                for (std::size_t p : dom_pus_[object])
+                    if (pus[p].core == core && usage_[p] > umin) ++busy;
+                const std::size_t pos = (ci + core_order.size() - shift) % core_order.size();
+                for (std::size_t p : dom_pus_[object])
+                    if (pus[p].core == core && usage_[p] == umin) keyed.emplace_back(busy + rank++, pos, p);
+            }
+            std::sort(keyed.begin(), keyed.end());
+            for (const auto& k : keyed) {
+                if (placed.size() == count) break;
+                take(std::get<2>(k));
+                placed.push_back(std::get<2>(k));
+            }
+        }
+    }
+
+    // Scatter: descend from `object`, at each level into the child holding the fewest members
+    // of this team; ties go to the child least occupied by other threads, then topology order.
+    std::size_t scatter_one(std::size_t object) const {
+        const auto& doms = topo_.domains();
+        const unsigned umin = min_usage(object);
+        std::size_t d = object;
+        while (doms[d].kind != domain_kind::pu) {
+            std::optional<std::size_t> best;
+            std::size_t best_busy = 0, best_size = 1;
+            for (std::size_t c : doms[d].children) {
+                std::size_t avail = 0, busy = 0;
+                for (std::size_t p : dom_pus_[c]) {
+                    if (usage_[p] == umin) ++avail;
+                    if (usage_[p] > umin) ++busy;
+                }
+                if (avail == 0) continue;
+                const std::size_t size = dom_pus_[c].size();
+                if (!best || team_load_[c] < team_load_[*best] ||
+                    (team_load_[c] == team_load_[*best] && busy * best_size < best_busy * size)) {
+                    best = c;
+                    best_busy = busy;
+                    best_size = size;
+                }
+            }
+            d = *best;  // min_usage(object) guarantees some child has an available PU
+        }
+        return index_of(doms[d].os_index);
+    }
+
+    const topology& topo_;
+    std::vector<unsigned> usage_;                   // threads per PU, by position in topo.pus()
+    std::vector<std::vector<std::size_t>> dom_pus_;  // PU positions per domain
+    std::vector<unsigned> team_load_;                // members of the current team per domain
+};
+
+}  // namespace
+
+binding_plan make_plan(const topology& topo, const binding_spec& spec, const plan_options& options) {
+    if (spec.empty())
+        detail::throw_error(errc::invalid_argument, "make_plan: empty binding spec (expected "
+                                                    "N,strategy[,N,strategy]...)");
+    const std::size_t total = spec.total_threads();
+    const std::size_t allowed = topo.pus().size();
+    if (total > allowed && !options.oversubscribe)
+        detail::throw_error(errc::infeasible,
+                            "binding spec \"" + spec.to_string() + "\" needs " + std::to_string(total) +
+                                " PUs but only " + std::to_string(allowed) + " are allowed (" +
+                                format_list(topo.allowed_cpus()) +
+                                "); use fewer threads or allow oversubscription (ccnuma-run --oversubscribe, "
+                                "CCNUMA_OVERSUBSCRIBE=1)");
+
+    planner p(topo);
+    std::vector<std::size_t> current;  // PU positions of the threads of the last placed level
+    for (std::size_t level = 0; level < spec.levels().size(); ++level) {
+        const auto& l = spec.levels()[level];
+        std::vector<std::size_t> next;
+        next.reserve(current.empty() ? l.threads : current.size() * l.threads);
+        if (level == 0) {
+            next = p.place_team(l.how, std::nullopt, l.threads);
+        } else {
+            // Breadth first: every master of this level is placed before any inner team, so
+            // inner teams see all masters as taken.
+            for (std::size_t master : current) {
+                next.push_back(master);
+                const auto team = p.place_team(l.how, master, l.threads - 1);
+                next.insert(next.end(), team.begin(), team.end());
+            }
+        }
+        current = std::move(next);
+    }
+
+    binding_plan plan;
+    plan.spec_ = spec;
+    plan.topology_ = topo.description();
+    plan.oversubscribed_ = total > allowed;
+    const auto& levels = spec.levels();
+    plan.stride_.assign(levels.size(), 1);
+    for (std::size_t l = levels.size() - 1; l > 0; --l) plan.stride_[l - 1] = plan.stride_[l] * levels[l].threads;
+    plan.threads_.reserve(current.size());
+    for (std::size_t i = 0; i < current.size(); ++i) {
+        const pu_info& pu = topo.pus()[current[i]];
+        thread_slot slot{{}, pu.os_index, pu.core, pu.numa, pu.package};
+        std::size_t rest = i;
+        for (std::size_t l = 0; l < levels.size(); ++l) {
+            slot.path.push_back(static_cast<unsigned>(rest / plan.stride_[l]));
+            rest %= plan.stride_[l];
+        }
+        plan.threads_.push_back(std::move(slot));
+    }
+    return plan;
+}
+
+unsigned binding_plan::team_size(std::size_t level) const noexcept {
+    if (level == 0 || level > spec_.levels().size()) return 1;
+    return spec_.levels()[level - 1].threads;
+}
+
+const thread_slot* binding_plan::find(std::span<const unsigned> path) const noexcept {
+    if (threads_.empty()) return nullptr;
+    std::size_t index = 0;
+    for (std::size_t l = 0; l < path.size(); ++l) {
+        if (l >= stride_.size()) {
+            if (path[l] != 0) return nullptr;  // deeper than the plan: only masters are known
+            continue;
+        }
+        if (path[l] >= spec_.levels()[l].threads) return nullptr;
+        index += path[l] * stride_[l];
+    }
+    return &threads_[index];
+}
+
+const thread_slot& binding_plan::at(std::span<const unsigned> path) const {
+    if (const thread_slot* s = find(path)) return *s;
+    std::string p;
+    for (unsigned i : path) p += (p.empty() ? "" : ",") + std::to_string(i);
+    detail::throw_error(errc::invalid_argument, "thread path (" + p + ") is not in binding plan \"" +
+                                                    spec_.to_string() + "\"");
+}
+
+std::size_t binding_plan::numa_nodes_used() const {
+    std::set<int> nodes;
+    for (const auto& t : threads_)
+        if (t.numa >= 0) nodes.insert(t.numa);
+    return nodes.size();
+}
+
+namespace {
+std::string path_text(const std::vector<unsigned>& path) {
+    std::string s = "(";
+    for (std::size_t i = 0; i < path.size(); ++i) s += (i ? "," : "") + std::to_string(path[i]);
+    return s + ")";
+}
+}  // namespace
+
+std::string binding_plan::to_json() const {
+    detail::json_writer w;
+    w.begin_object().key("threads").begin_array();
+    for (const auto& t : threads_) {
+        w.begin_object();
+        w.key("path").values(t.path);
+        w.key("pu").value(t.pu);
+        w.key("core").value(t.core);
+        w.key("numa").value(t.numa);
+        w.key("package").value(t.package);
+        w.end_object();
+    }
+    w.end_array().end_object();
+    return w.str();
+}
+
+std::string binding_plan::to_text() const {
+    std::string out = "binding plan \"" + spec_.to_string() + "\" on " + topology_ + ": " +
+                      std::to_string(threads_.size()) + " threads on " + std::to_string(numa_nodes_used()) +
+                      " NUMA node(s)" + (oversubscribed_ ? ", oversubscribed" : "") + "\n";
+    const auto pad = [](std::string s, std::size_t w) {
+        if (s.size() < w) s.append(w - s.size(), ' ');
+        return s;
+    };
+    const std::size_t pw = std::max<std::size_t>(6, 2 * levels() + 2);
+    out += pad("path", pw) + pad("pu", 6) + pad("core", 6) + pad("numa", 6) + "package\n";
+    for (const auto& t : threads_)
+        out += pad(path_text(t.path), pw) + pad(std::to_string(t.pu), 6) + pad(std::to_string(t.core), 6) +
+               pad(t.numa < 0 ? "-" : std::to_string(t.numa), 6) + std::to_string(t.package) + "\n";
+    return out;
+}
+
+omp_realization to_omp_environment(const binding_plan& plan) {
+    omp_realization r;
+    if (plan.empty()) return r;
+    std::string threads, bind;
+    for (std::size_t l = 1; l <= plan.levels(); ++l) {
+        threads += (l > 1 ? "," : "") + std::to_string(plan.team_size(l));
+        bind += l > 1 ? ",spread" : "spread";
+    }
+    if (plan.oversubscribed()) {
+        r.level_expressed.assign(plan.levels(), false);
+        r.notes.push_back("the plan puts several threads on one PU, which a list of OpenMP places cannot "
+                          "express; OMP_PLACES and OMP_PROC_BIND are not set. Call ccnuma::bind_this_thread() "
+                          "at the start of every parallel region to realize it in process");
+    } else {
+        // Depth-first places and spread at every level: spread splits a partition into
+        // team-size subpartitions of consecutive places and gives each thread the first place
+        // of its own, which is exactly the plan's depth-first position of that thread.
+        std::string places;
+        for (const auto& t : plan.threads()) places += (places.empty() ? "{" : ",{") + std::to_string(t.pu) + "}";
+        r.variables.push_back({"OMP_PLACES", places});
+        r.variables.push_back({"OMP_PROC_BIND", bind});
+        r.level_expressed.assign(plan.levels(), true);
+    }
+    r.variables.push_back({"OMP_NUM_THREADS", threads});
+    r.variables.push_back({"OMP_MAX_ACTIVE_LEVELS", std::to_string(plan.levels())});
+    return r;
+}
+
+}  // namespace ccnuma

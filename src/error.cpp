@@ -1,0 +1,74 @@
+#include <ccnuma/detail/throw_error.hpp>
+#include <ccnuma/error.hpp>
+#include <ccnuma/version.hpp>
+
+#include <cstring>
+#include <string>
+
+namespace ccnuma {
+
+namespace {
+class category final : public std::error_category {
+public:
+    const char* name() const noexcept override { return "ccnuma"; }
+    std::string message(int value) const override {
+        switch (static_cast<errc>(value)) {
+        case errc::invalid_argument: return "invalid argument";
+        case errc::infeasible: return "request cannot be satisfied on this machine";
+        case errc::topology: return "topology unavailable";
+        case errc::system: return "system call failed";
+        case errc::not_supported: return "not supported here";
+        }
+        return "unknown ccnuma error";
+    }
+};
+}  // namespace
+
+const std::error_category& error_category() noexcept {
+    static const category instance;
+    return instance;
+}
+
+error::error(errc code, const std::string& message)
+    : std::system_error(make_error_code(code), message), message_(message) {}
+
+error::error(std::error_code code, const std::string& message)
+    : std::system_error(code, message), message_(message) {}
+
+const char* library_version() noexcept { return version_string; }
+
+namespace detail {
+
+void throw_error(errc code, const std::string& message) { throw error(code, "ccnuma: " + message); }
+
+void throw_system_error(int errno_value, const std::string& message) {
+    throw error(errc::system, "ccnuma: " + message + ": " + std::strerror(errno_value));
+}
+
+std::string quote(std::string_view input, std::size_t max_chars) {
+    std::string out = "\"";
+    std::size_t shown = 0;
+    for (char c : input) {
+        if (shown == max_chars) {
+            out += "...\" (" + std::to_string(input.size()) + " characters)";
+            return out;
+        }
+        const auto u = static_cast<unsigned char>(c);
+        if (c == '"' || c == '\\') {
+            out += '\\';
+            out += c;
+        } else if (u < 0x20 || u == 0x7f) {
+            static constexpr char hex[] = "0123456789abcdef";
+            out += "\\x";
+            out += hex[u >> 4];
+            out += hex[u & 0xf];
+        } else {
+            out += c;
+        }
+        ++shown;
+    }
+    return out + '"';
+}
+
+}  // namespace detail
+}  // namespace ccnuma

@@ -1,0 +1,77 @@
+// The taskset/numactl list syntax. Parsed here rather than with hwloc_bitmap_list_sscanf()
+// because that returns only -1 on error, accepts open ranges ("4-") and would allocate a bitmap
+// for any index a typo produces; our messages must point at the offending character.
+
+#include <ccnuma/detail/throw_error.hpp>
+#include <ccnuma/topology.hpp>
+
+#include <algorithm>
+#include <charconv>
+#include <string>
+
+namespace ccnuma {
+
+namespace {
+constexpr unsigned max_index = 1u << 20;  // far above any machine, far below a runaway typo
+}
+
+std::string format_list(std::span<const unsigned> indices) {
+    std::vector<unsigned> v(indices.begin(), indices.end());
+    std::sort(v.begin(), v.end());
+    v.erase(std::unique(v.begin(), v.end()), v.end());
+    std::string out;
+    for (std::size_t i = 0; i < v.size();) {
+        std::size_t j = i;
+        while (j + 1 < v.size() && v[j + 1] == v[j] + 1) ++j;
+        if (!out.empty()) out += ',';
+        out += std::to_string(v[i]);
+        if (j > i) out += '-' + std::to_string(v[j]);
+        i = j + 1;
+    }
+    return out;
+}
+
+std::vector<unsigned> parse_list(std::string_view text, std::string_view what) {
+    const auto fail = [&](std::size_t pos, const std::string& why) {
+        detail::throw_error(errc::invalid_argument,
+                            "bad " + std::string(what) + " " + detail::quote(text) + ": " + why +
+                                " at position " + std::to_string(pos) +
+                                " (expected a list such as 0-3,8)");
+    };
+    if (text.empty()) fail(0, "empty list");
+    std::vector<unsigned> out;
+    std::size_t pos = 0;
+    const auto number = [&]() -> unsigned {
+        const std::size_t start = pos;
+        while (pos < text.size() && text[pos] >= '0' && text[pos] <= '9') ++pos;
+        if (pos == start) {
+            if (pos == text.size()) fail(pos, "missing number");
+            fail(pos, "unexpected character " + detail::quote(text.substr(pos, 1)));
+        }
+        unsigned value = 0;
+        const auto [ptr, ec] = std::from_chars(text.data() + start, text.data() + pos, value);
+        if (ec != std::errc{} || value >= max_index)
+            fail(start, "index " + std::string(text.substr(start, pos - start)) + " is too large");
+        (void)ptr;
+        return value;
+    };
+    while (true) {
+        const unsigned first = number();
+        unsigned last = first;
+        if (pos < text.size() && text[pos] == '-') {
+            ++pos;
+            const std::size_t at = pos;
+            last = number();
+            if (last < first) fail(at, "descending range");
+        }
+        for (unsigned i = first; i <= last; ++i) out.push_back(i);
+        if (pos == text.size()) break;
+        if (text[pos] != ',') fail(pos, "unexpected character " + detail::quote(text.substr(pos, 1)));
+        ++pos;
+    }
+    std::sort(out.begin(), out.end());
+    out.erase(std::unique(out.begin(), out.end()), out.end());
+    return out;
+}
+
+}  // namespace ccnuma

@@ -1,0 +1,72 @@
+#include <ccnuma/system.hpp>
+
+#include <ccnuma/topology.hpp>
+
+#include <fstream>
+#include <sstream>
+#include <string>
+
+namespace ccnuma {
+
+namespace {
+std::string read_first_line(const char* path) noexcept {
+    try {
+        std::ifstream in(path);
+        std::string line;
+        if (in && std::getline(in, line)) return line;
+    } catch (...) {
+    }
+    return {};
+}
+
+// The sysfs THP files list every choice and bracket the active one: "always [madvise] never".
+std::string active_choice(const std::string& line) {
+    const auto open = line.find('[');
+    const auto close = line.find(']', open);
+    if (open == std::string::npos || close == std::string::npos) return line;
+    return line.substr(open + 1, close - open - 1);
+}
+}  // namespace
+
+kernel_settings kernel_settings::read() noexcept {
+    kernel_settings k;
+    try {
+        const auto nb = read_first_line("/proc/sys/kernel/numa_balancing");
+        if (!nb.empty()) k.numa_balancing = std::stoi(nb);
+        k.thp_enabled = active_choice(read_first_line("/sys/kernel/mm/transparent_hugepage/enabled"));
+        k.thp_defrag = active_choice(read_first_line("/sys/kernel/mm/transparent_hugepage/defrag"));
+    } catch (...) {
+        // A malformed proc file is reported as "unknown" rather than taking the caller down.
+    }
+    return k;
+}
+
+}  // namespace ccnuma
+
+namespace ccnuma {
+
+std::vector<std::string> placement_warnings(const topology& topo, const kernel_settings& kernel) {
+    std::vector<std::string> w;
+    if (kernel.numa_balancing.value_or(0) != 0)
+        w.push_back("NUMA balancing is on (kernel.numa_balancing=" + std::to_string(*kernel.numa_balancing) +
+                    "): the kernel migrates pages it considers misplaced, which blurs first-touch placement "
+                    "and benchmark results; disable with: sysctl -w kernel.numa_balancing=0");
+    if (topo.is_restricted())
+        w.push_back("restricted: this process may use " + std::to_string(topo.pus().size()) + " of " +
+                    std::to_string(topo.total_pus()) + " PUs (" + format_list(topo.allowed_cpus()) + ") and " +
+                    std::to_string(topo.numa_nodes().size()) + " of " + std::to_string(topo.total_numa_nodes()) +
+                    " NUMA nodes (" + format_list(topo.allowed_nodes()) +
+                    "); plans and placement use only these (check taskset, numactl, cgroups or mpirun "
+                    "--bind-to)");
+    if (topo.max_threads_per_core() > 1)
+        w.push_back("SMT present (" + std::to_string(topo.max_threads_per_core()) +
+                    " PUs per core): compact and scatter fill every core once before using siblings; "
+                    "memory-bound loops rarely gain from more than " + std::to_string(topo.cores().size()) +
+                    " threads (one per core)");
+    if (kernel.thp_enabled == "always")
+        w.push_back("transparent huge pages are 'always': first touch then places 2 MiB at a time, so a "
+                    "thread's chunk smaller than 2 MiB may land on a neighbour's node");
+    return w;
+}
+
+}  // namespace ccnuma

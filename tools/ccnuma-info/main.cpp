@@ -1,0 +1,177 @@
+// ccnuma-info: what numactl -H and the essentials of lstopo show, plus the kernel settings and
+// warnings that decide whether placement will hold. A thin layer over ccnuma/topology.hpp.
+
+#include "../common/cli.hpp"
+
+#include <ccnuma/ccnuma.hpp>
+#include <ccnuma/detail/json.hpp>
+
+#include <cstdio>
+#include <cstring>
+#include <map>
+#include <string>
+#include <string_view>
+
+namespace {
+
+constexpr const char* usage =
+    "usage: ccnuma-info [--json] [--tree]\n"
+    "  Shows NUMA nodes, packages, cores, caches, distances and the allowed CPUs and nodes\n"
+    "  of this process, the kernel's NUMA balancing and THP settings, and warnings.\n"
+    "  --json  one JSON object instead of text\n"
+    "  --tree  also print the hardware tree down to cores\n"
+    "  CCNUMA_TOPOLOGY=<synthetic|file.xml> describes another machine; CCNUMA_CPUSET=LIST\n"
+    "  restricts it as taskset would.\n";
+
+std::string bytes(std::uint64_t b) {
+    const char* unit[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+    double v = static_cast<double>(b);
+    int u = 0;
+    while (v >= 1024.0 && u < 4) {
+        v /= 1024.0;
+        ++u;
+    }
+    char buf[32];
+    std::snprintf(buf, sizeof buf, v < 10 && u > 0 ? "%.1f %s" : "%.0f %s", v, unit[u]);
+    return buf;
+}
+
+std::string pad(std::string s, std::size_t w) {
+    if (s.size() < w) s.append(w - s.size(), ' ');
+    return s;
+}
+
+void print_tree(const ccnuma::topology& t, std::size_t d, int indent) {
+    const auto& dom = t.domains()[d];
+    std::string line(static_cast<std::size_t>(indent) * 2, ' ');
+    line += std::string(ccnuma::to_string(dom.kind));
+    if (dom.kind != ccnuma::domain_kind::machine) line += " " + std::to_string(dom.logical_index);
+    if (dom.cache_bytes) line += " (" + bytes(dom.cache_bytes) + ")";
+    if (!dom.numa_nodes.empty()) line += "  [NUMA " + ccnuma::format_list(dom.numa_nodes) + "]";
+    if (dom.kind == ccnuma::domain_kind::core) {
+        line += ": PU " + ccnuma::format_list(dom.pus);
+        std::puts(line.c_str());
+        return;
+    }
+    std::puts(line.c_str());
+    for (std::size_t c : dom.children) print_tree(t, c, indent + 1);
+}
+
+void print_text(const ccnuma::topology& t, const ccnuma::kernel_settings& k,
+                const std::vector<std::string>& warnings, bool tree) {
+    using ccnuma::format_list;
+    std::printf("ccnuma-info %s: %s\n", ccnuma::version_string,
+                t.source() == ccnuma::topology_source::system ? "this machine"
+                                                             : ("topology " + t.description()).c_str());
+    std::printf("machine:  %zu package(s), %zu core(s), %zu PU(s), %u PU(s) per core, %zu NUMA node(s)\n",
+                t.packages().size(), t.cores().size(), t.pus().size(), t.max_threads_per_core(),
+                t.numa_nodes().size());
+    std::printf("allowed:  PUs %s (%zu of %zu), NUMA nodes %s (%zu of %zu)\n", format_list(t.allowed_cpus()).c_str(),
+                t.pus().size(), t.total_pus(), format_list(t.allowed_nodes()).c_str(), t.numa_nodes().size(),
+                t.total_numa_nodes());
+
+    std::puts("\nNUMA nodes");
+    std::printf("  %s%s%s\n", pad("node", 6).c_str(), pad("memory", 11).c_str(), "cpus");
+    for (const auto& n : t.numa_nodes())
+        std::printf("  %s%s%s\n", pad(std::to_string(n.os_index), 6).c_str(), pad(bytes(n.memory_bytes), 11).c_str(),
+                    n.cpus.empty() ? "(none: CPU-less memory)" : format_list(n.cpus).c_str());
+
+    std::puts("\npackages");
+    std::printf("  %s%s%s%s\n", pad("pkg", 6).c_str(), pad("cores", 7).c_str(), pad("nodes", 8).c_str(), "PUs");
+    for (const auto& p : t.packages())
+        std::printf("  %s%s%s%s\n", pad(std::to_string(p.logical_index), 6).c_str(),
+                    pad(std::to_string(p.cores), 7).c_str(), pad(format_list(p.numa_nodes), 8).c_str(),
+                    format_list(p.pus).c_str());
+
+    std::puts("\ncaches");
+    for (unsigned level : {3u, 2u}) {
+        std::map<std::pair<std::uint64_t, std::size_t>, std::size_t> shapes;  // (bytes, PUs) -> count
+        for (const auto& c : t.caches())
+            if (c.level == level) ++shapes[{c.bytes, c.pus.size()}];
+        for (const auto& [shape, count] : shapes)
+            std::printf("  L%u  %zu x %s, each shared by %zu PU(s)\n", level, count, bytes(shape.first).c_str(),
+                        shape.second);
+    }
+    for (const auto& c : t.caches())
+        if (c.level == 3) std::printf("  L3 #%u: PUs %s\n", c.logical_index, format_list(c.pus).c_str());
+
+    std::puts("\nnode distances");
+    if (t.distances().empty()) {
+        std::puts("  (not provided by this topology source)");
+    } else {
+        std::string head = "  node";
+        for (const auto& n : t.numa_nodes()) head += pad("", 5 - std::min<std::size_t>(4, std::to_string(n.os_index).size())) + std::to_string(n.os_index);
+        std::puts(head.c_str());
+        for (std::size_t i = 0; i < t.numa_nodes().size(); ++i) {
+            std::string row = "  " + pad(std::to_string(t.numa_nodes()[i].os_index), 4);
+            for (unsigned v : t.distances()[i]) {
+                const auto s = std::to_string(v);
+                row += std::string(5 - std::min<std::size_t>(4, s.size()), ' ') + s;
+            }
+            std::puts(row.c_str());
+        }
+    }
+
+    std::puts("\nkernel (this host)");
+    std::printf("  numa_balancing   %s\n",
+                k.numa_balancing ? (std::to_string(*k.numa_balancing) + (*k.numa_balancing ? " (on)" : " (off)")).c_str()
+                                 : "not available");
+    std::printf("  THP              %s (defrag %s)\n", k.thp_enabled.empty() ? "not available" : k.thp_enabled.c_str(),
+                k.thp_defrag.empty() ? "-" : k.thp_defrag.c_str());
+
+    if (tree) {
+        std::puts("\ntree");
+        print_tree(t, 0, 1);
+    }
+
+    std::puts("\nwarnings");
+    if (warnings.empty()) std::puts("  none");
+    for (const auto& w : warnings) std::printf("  warning: %s\n", w.c_str());
+}
+
+void print_json(const ccnuma::topology& t, const ccnuma::kernel_settings& k, const std::vector<std::string>& warnings) {
+    ccnuma::detail::json_writer w;
+    w.begin_object().key("topology").raw(t.to_json());
+    w.key("kernel").begin_object().key("numa_balancing");
+    if (k.numa_balancing)
+        w.value(*k.numa_balancing);
+    else
+        w.null();
+    w.key("thp_enabled").value(k.thp_enabled).key("thp_defrag").value(k.thp_defrag).end_object();
+    w.key("warnings").begin_array();
+    for (const auto& s : warnings) w.value(s);
+    w.end_array().end_object();
+    std::puts(w.str().c_str());
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    bool json = false, tree = false;
+    for (int i = 1; i < argc; ++i) {
+        const std::string_view a = argv[i];
+        if (a == "--json") {
+            json = true;
+        } else if (a == "--tree") {
+            tree = true;
+        } else if (a == "-h" || a == "--help") {
+            std::fputs(usage, stdout);
+            return 0;
+        } else {
+            std::fprintf(stderr, "ccnuma-info: unknown option \"%s\" (expected --json, --tree or --help)\n", argv[i]);
+            return 2;
+        }
+    }
+    try {
+        const auto& topo = ccnuma::topology::current();
+        const auto kernel = ccnuma::kernel_settings::read();
+        const auto warnings = ccnuma::placement_warnings(topo, kernel);
+        if (json)
+            print_json(topo, kernel, warnings);
+        else
+            print_text(topo, kernel, warnings, tree);
+    } catch (const std::exception& e) {
+        return tools::fail("ccnuma-info", e);
+    }
+    return 0;
+}

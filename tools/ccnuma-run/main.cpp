@@ -1,0 +1,196 @@
+// ccnuma-run: computes a nested binding plan and runs a command under it, by exporting the
+// OpenMP variables that realize the plan. A thin layer over ccnuma/binding.hpp.
+
+#include "../common/cli.hpp"
+
+#include <ccnuma/ccnuma.hpp>
+
+#include <sched.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace {
+
+constexpr const char* usage =
+    "usage: ccnuma-run [--bind SPEC] [--oversubscribe] [--print-plan [--json]] [--verify] [--quiet]\n"
+    "                  [--] [command [args...]]\n"
+    "  SPEC is N,strategy[,N,strategy]... with strategies compact, scatter, subcompact,\n"
+    "  subscatter (default: $CCNUMA_BIND, else $OMP_NESTING_TEAM_SIZE).\n"
+    "  --print-plan     print the plan (and the OpenMP variables) and run nothing\n"
+    "  --json           with --print-plan: one JSON object\n"
+    "  --verify         check inside every thread that it runs on its planned PU, then run the command\n"
+    "  --oversubscribe  allow more threads than allowed PUs\n"
+    "  --quiet          no notes on stderr\n";
+
+// Hidden mode: the binding check must run in a fresh process, because the OpenMP runtime reads
+// the variables this tool exports only at start-up.
+constexpr std::string_view self_check_flag = "--internal-self-check";
+
+struct usage_error {
+    std::string message;
+};
+
+struct options {
+    std::string spec;
+    bool oversubscribe = false, print_plan = false, json = false, verify = false, quiet = false;
+    std::vector<char*> command;
+};
+
+options parse(int argc, char** argv) {
+    options o;
+    int i = 1;
+    for (; i < argc; ++i) {
+        const std::string_view a = argv[i];
+        if (a == "--") {
+            ++i;
+            break;
+        }
+        if (a.empty() || a[0] != '-') break;
+        if (a == "--bind" || a == "-b") {
+            if (i + 1 == argc) throw usage_error{"--bind needs a spec, e.g. --bind 4,scatter"};
+            o.spec = argv[++i];
+        } else if (a.substr(0, 7) == "--bind=") {
+            o.spec = std::string(a.substr(7));
+        } else if (a == "--oversubscribe") {
+            o.oversubscribe = true;
+        } else if (a == "--print-plan") {
+            o.print_plan = true;
+        } else if (a == "--json") {
+            o.json = true;
+        } else if (a == "--verify") {
+            o.verify = true;
+        } else if (a == "--quiet" || a == "-q") {
+            o.quiet = true;
+        } else if (a == "-h" || a == "--help") {
+            std::fputs(usage, stdout);
+            std::exit(0);
+        } else {
+            throw usage_error{"unknown option \"" + std::string(a) + "\" (see ccnuma-run --help)"};
+        }
+    }
+    for (; i < argc; ++i) o.command.push_back(argv[i]);
+    if (o.json && !o.print_plan) throw usage_error{"--json goes with --print-plan"};
+    if (!o.print_plan && !o.verify && o.command.empty())
+        throw usage_error{"nothing to do: give a command, --print-plan or --verify (see ccnuma-run --help)"};
+    return o;
+}
+
+ccnuma::binding_spec spec_of(const options& o) {
+    if (!o.spec.empty()) return ccnuma::binding_spec::parse(o.spec);
+    auto spec = ccnuma::binding_spec::from_environment();
+    if (spec.empty()) throw usage_error{"no binding spec: pass --bind SPEC (e.g. --bind 4,scatter) or set CCNUMA_BIND"};
+    return spec;
+}
+
+int self_check() {
+    const auto check = ccnuma::binding_report();
+    std::fputs(check.to_text().c_str(), stdout);
+    std::fflush(stdout);
+    return check.ok() ? 0 : 3;
+}
+
+int run(int argc, char** argv) {
+    const options o = parse(argc, argv);
+    const auto spec = spec_of(o);
+    // libgomp binds the initial thread to its first place while loading when OMP_PROC_BIND or
+    // OMP_PLACES is inherited, so our own affinity mask no longer tells what the user allowed.
+    // Plan on the cgroup's CPUs then, and say so.
+    const char* inherited = nullptr;
+    for (const char* v : {"OMP_PROC_BIND", "OMP_PLACES", "GOMP_CPU_AFFINITY", "KMP_AFFINITY"})
+        if (!inherited && std::getenv(v) != nullptr && std::getenv("CCNUMA_CPUSET") == nullptr) inherited = v;
+    const ccnuma::topology topo = ccnuma::topology::load({.use_affinity_mask = inherited == nullptr});
+    if (inherited && !o.quiet && !o.json)
+        std::fprintf(stderr,
+                     "ccnuma-run: note: %s is set, so the OpenMP runtime bound this process at start-up and its "
+                     "affinity mask is unreliable; planning on all CPUs the cgroup allows (%s). Unset %s to have a "
+                     "taskset mask honoured\n",
+                     inherited, ccnuma::format_list(topo.allowed_cpus()).c_str(), inherited);
+    const auto plan = ccnuma::make_plan(topo, spec, {.oversubscribe = o.oversubscribe});
+    const auto omp = ccnuma::to_omp_environment(plan);
+
+    if (o.print_plan) {
+        if (o.json) {
+            std::puts(plan.to_json().c_str());
+        } else {
+            std::fputs(plan.to_text().c_str(), stdout);
+            std::puts("");
+            for (const auto& v : omp.variables) std::printf("%s=%s\n", v.name.c_str(), v.value.c_str());
+            for (const auto& n : omp.notes) std::printf("note: %s\n", n.c_str());
+        }
+        return 0;
+    }
+
+    if (!topo.is_this_system())
+        throw usage_error{"the topology is " + topo.description() +
+                          " (CCNUMA_TOPOLOGY), not this machine: only --print-plan is possible"};
+    for (const auto& v : omp.variables) setenv(v.name.c_str(), v.value.c_str(), 1);
+    if (omp.variables.size() == 2) {  // oversubscribed: places not expressible
+        unsetenv("OMP_PLACES");
+        unsetenv("OMP_PROC_BIND");
+    }
+    // The child plans on the same mask: its OpenMP runtime may bind the initial thread to the
+    // first place before anything else runs, which would hide the mask we saw.
+    setenv("CCNUMA_BIND", spec.to_string().c_str(), 1);
+    setenv("CCNUMA_CPUSET", ccnuma::format_list(topo.allowed_cpus()).c_str(), 1);
+    if (o.oversubscribe) setenv("CCNUMA_OVERSUBSCRIBE", "1", 1);
+    // The runtime of the child drops places outside its inherited mask, so hand it the mask
+    // the plan was made for (wider than ours if our own runtime narrowed it).
+    cpu_set_t mask;
+    CPU_ZERO(&mask);
+    for (unsigned cpu : topo.allowed_cpus())
+        if (cpu < CPU_SETSIZE) CPU_SET(cpu, &mask);
+    if (sched_setaffinity(0, sizeof mask, &mask) != 0)
+        throw std::runtime_error(std::string("cannot set the affinity mask to ") +
+                                 ccnuma::format_list(topo.allowed_cpus()) + ": " + std::strerror(errno));
+    if (!o.quiet)
+        for (const auto& n : omp.notes) std::fprintf(stderr, "ccnuma-run: note: %s\n", n.c_str());
+
+    if (o.verify) {
+        std::fflush(stdout);
+        const pid_t pid = fork();
+        if (pid < 0) throw std::runtime_error(std::string("fork failed: ") + std::strerror(errno));
+        if (pid == 0) {
+            char self[] = "/proc/self/exe";
+            char flag[] = "--internal-self-check";
+            char* args[] = {self, flag, nullptr};
+            execv(self, args);
+            std::fprintf(stderr, "ccnuma-run: cannot re-execute itself for --verify: %s\n", std::strerror(errno));
+            _exit(127);
+        }
+        int status = 0;
+        while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+        }
+        if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+            std::fprintf(stderr, "ccnuma-run: binding check failed: threads are not on their planned PUs\n");
+            return 3;
+        }
+    }
+    if (o.command.empty()) return 0;
+    std::vector<char*> args = o.command;
+    args.push_back(nullptr);
+    execvp(args[0], args.data());
+    std::fprintf(stderr, "ccnuma-run: cannot execute \"%s\": %s\n", args[0], std::strerror(errno));
+    return 127;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    try {
+        if (argc == 2 && argv[1] == self_check_flag) return self_check();
+        return run(argc, argv);
+    } catch (const usage_error& e) {
+        std::fprintf(stderr, "ccnuma-run: %s\n", e.message.c_str());
+        return 2;
+    } catch (const std::exception& e) {
+        return tools::fail("ccnuma-run", e);
+    }
+}
