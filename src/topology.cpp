@@ -143,6 +143,9 @@ struct topology_builder {
         };
 
         for (hwloc_obj_t p = nullptr; (p = hwloc_get_next_obj_by_type(topo, HWLOC_OBJ_PACKAGE, p));) {
+            // A package whose PUs are all masked survives restriction when memory hangs below
+            // it; it offers nothing to run on, so it is not listed.
+            if (hwloc_bitmap_iszero(p->cpuset)) continue;
             package_info pkg{};
             pkg.logical_index = logical(p);
             pkg.os_index = p->os_index;

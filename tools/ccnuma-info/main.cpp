@@ -84,6 +84,7 @@ void print_text(const ccnuma::topology& t, const ccnuma::kernel_settings& k,
                     format_list(p.pus).c_str());
 
     std::puts("\ncaches");
+    if (t.caches().empty()) std::puts("  (none reported by this topology source)");
     for (unsigned level : {3u, 2u}) {
         std::map<std::pair<std::uint64_t, std::size_t>, std::size_t> shapes;  // (bytes, PUs) -> count
         for (const auto& c : t.caches())

@@ -106,7 +106,9 @@ int run(int argc, char** argv) {
     const char* inherited = nullptr;
     for (const char* v : {"OMP_PROC_BIND", "OMP_PLACES", "GOMP_CPU_AFFINITY", "KMP_AFFINITY"})
         if (!inherited && std::getenv(v) != nullptr && std::getenv("CCNUMA_CPUSET") == nullptr) inherited = v;
-    const ccnuma::topology topo = ccnuma::topology::load({.use_affinity_mask = inherited == nullptr});
+    ccnuma::topology_options topo_options;
+    topo_options.use_affinity_mask = inherited == nullptr;
+    const ccnuma::topology topo = ccnuma::topology::load(topo_options);
     if (inherited && !o.quiet && !o.json)
         std::fprintf(stderr,
                      "ccnuma-run: note: %s is set, so the OpenMP runtime bound this process at start-up and its "

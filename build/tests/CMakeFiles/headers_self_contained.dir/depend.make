@@ -1,0 +1,2 @@
+# Empty dependencies file for headers_self_contained.
+# This may be replaced when dependencies are built.

@@ -1,0 +1,41 @@
+#pragma once
+/// @file
+/// Kernel memory-management settings of the host that decide where pages end up.
+///
+///     auto k = ccnuma::kernel_settings::read();
+///     if (k.numa_balancing.value_or(0) != 0)
+///         std::puts("NUMA balancing may migrate pages behind your back");
+
+#include <optional>
+#include <string>
+
+namespace ccnuma {
+
+struct kernel_settings {
+    /// /proc/sys/kernel/numa_balancing: 0 off, 1 on (NUMA_BALANCING_NORMAL), 2 memory tiering;
+    /// nullopt when the kernel has no NUMA balancing.
+    std::optional<int> numa_balancing;
+    /// Active value of /sys/kernel/mm/transparent_hugepage/enabled ("always", "madvise",
+    /// "never"); empty when THP is not available.
+    std::string thp_enabled;
+    /// Active value of /sys/kernel/mm/transparent_hugepage/defrag.
+    std::string thp_defrag;
+
+    /// Reads the current values; never throws (unreadable files give the empty values).
+    static kernel_settings read() noexcept;
+};
+
+}  // namespace ccnuma
+
+#include <ccnuma/topology.hpp>
+
+#include <vector>
+
+namespace ccnuma {
+
+/// Settings of the host and properties of the topology a user should act on before measuring
+/// or relying on placement: NUMA balancing on, a restricted affinity mask, SMT, THP "always".
+/// One sentence each, with the remedy.
+std::vector<std::string> placement_warnings(const topology& topo, const kernel_settings& kernel);
+
+}  // namespace ccnuma

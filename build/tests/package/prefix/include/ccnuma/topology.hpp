@@ -1,0 +1,186 @@
+#pragma once
+/// @file
+/// A snapshot of the machine, read once through hwloc and restricted to what this process may
+/// use: its CPU affinity mask and its allowed memory nodes.
+///
+///     const auto& topo = ccnuma::topology::current();   // honours CCNUMA_TOPOLOGY, CCNUMA_CPUSET
+///     for (const auto& node : topo.numa_nodes())
+///         std::printf("node %u: %s, %llu MiB\n", node.os_index,
+///                     ccnuma::format_list(node.cpus).c_str(),
+///                     static_cast<unsigned long long>(node.memory_bytes >> 20));
+///
+///     // Plan for a machine you are not logged into:
+///     auto big = ccnuma::topology::load({.source = "pack:2 numa:4 core:8 pu:2"});
+///
+/// Indices: PUs and NUMA nodes are named by their OS index (what taskset, numactl and
+/// /proc/cpuinfo use); cores, packages and caches by their hwloc logical index (topology order)
+/// on the whole machine, so a core keeps its number whatever the affinity mask hides.
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace ccnuma {
+
+namespace detail {
+struct topology_builder;
+}
+
+/// Where the snapshot came from.
+enum class topology_source {
+    system,     ///< this machine, as the kernel reports it
+    synthetic,  ///< an hwloc synthetic description such as "pack:2 numa:2 core:8 pu:2"
+    xml,        ///< an hwloc XML export (lstopo foo.xml) of some machine
+};
+
+/// A level of the hardware tree that binding strategies distinguish. Caches other than L2/L3
+/// and I/O objects are not represented: no strategy decides by them.
+enum class domain_kind { machine, group, package, die, l3, l2, core, pu };
+
+/// Name of a kind as printed by the tools: "machine", "group", "package", ..., "pu".
+std::string_view to_string(domain_kind kind) noexcept;
+
+/// One object of the hardware tree, restricted to the allowed PUs.
+struct domain {
+    domain_kind kind;
+    unsigned logical_index;              ///< hwloc logical index on the whole machine
+    unsigned os_index;                   ///< OS index (meaningful for PUs)
+    std::uint64_t cache_bytes;           ///< size, for l2/l3; 0 otherwise
+    std::ptrdiff_t parent;               ///< index into topology::domains(), -1 for the root
+    std::vector<std::size_t> children;   ///< indices into topology::domains(), topology order
+    std::vector<unsigned> pus;           ///< allowed PU OS indices below, in topology order
+    std::vector<unsigned> numa_nodes;    ///< OS indices of NUMA nodes whose memory is attached here
+};
+
+/// A NUMA node (locality domain). cpus may be empty: CPU-less memory such as CXL or HBM, or a
+/// node whose CPUs are all outside the affinity mask.
+struct numa_node {
+    unsigned os_index;
+    std::uint64_t memory_bytes;  ///< local memory, as hwloc reports it
+    std::vector<unsigned> cpus;  ///< allowed PU OS indices
+};
+
+struct package_info {
+    unsigned logical_index;
+    unsigned os_index;
+    std::vector<unsigned> pus;         ///< allowed PU OS indices
+    std::vector<unsigned> numa_nodes;  ///< nodes whose CPUs intersect this package
+    unsigned cores;                    ///< cores with at least one allowed PU
+};
+
+struct core_info {
+    unsigned logical_index;
+    unsigned package;            ///< package logical index
+    int numa;                    ///< OS index of the node local to this core, -1 if none
+    std::vector<unsigned> pus;   ///< allowed PU OS indices (SMT siblings), topology order
+};
+
+struct pu_info {
+    unsigned os_index;
+    unsigned core;     ///< core logical index
+    unsigned package;  ///< package logical index
+    int numa;          ///< OS index of the local NUMA node, -1 if none is allowed
+    std::size_t domain;  ///< index into topology::domains()
+};
+
+struct cache_info {
+    unsigned level;  ///< 2 or 3
+    unsigned logical_index;
+    std::uint64_t bytes;
+    std::vector<unsigned> pus;  ///< allowed PU OS indices sharing it
+};
+
+/// How to obtain a snapshot.
+struct topology_options {
+    /// hwloc synthetic description or XML path; empty means CCNUMA_TOPOLOGY if set (and
+    /// use_environment), else this machine. A source containing ':' or spaces and not naming an
+    /// existing file is taken as synthetic.
+    std::string source;
+    /// Restrict further to these PUs (list syntax "0-3,8"). Empty means CCNUMA_CPUSET if set
+    /// (and use_environment), else the process affinity mask (for the system source) or all
+    /// PUs (for synthetic and XML sources).
+    std::string cpuset;
+    /// Read CCNUMA_TOPOLOGY and CCNUMA_CPUSET where the fields above are empty.
+    bool use_environment = true;
+    /// Restrict the system source to the process affinity mask. Off only for callers that know
+    /// the mask was narrowed behind their back (an OpenMP runtime binds the initial thread at
+    /// start-up when OMP_PROC_BIND is set); the cgroup's allowed CPUs still apply.
+    bool use_affinity_mask = true;
+};
+
+/// An immutable snapshot. Copyable; holds no hwloc handle.
+class topology {
+public:
+    /// Reads a topology. Throws ccnuma::error (errc::topology) when the source cannot be
+    /// loaded, and (errc::invalid_argument) for a malformed cpuset or one that selects no PU.
+    static topology load(const topology_options& options = {});
+
+    /// The process-wide snapshot, loaded on first use with default options. Thread-safe.
+    static const topology& current();
+
+    topology_source source() const noexcept { return source_; }
+    /// "this machine", the synthetic string, or the XML path.
+    const std::string& description() const noexcept { return description_; }
+    /// True when the snapshot describes the machine this process runs on, so binding is possible.
+    bool is_this_system() const noexcept { return this_system_; }
+
+    const std::vector<domain>& domains() const noexcept { return domains_; }  ///< [0] is the root
+    const std::vector<numa_node>& numa_nodes() const noexcept { return nodes_; }
+    const std::vector<package_info>& packages() const noexcept { return packages_; }
+    const std::vector<core_info>& cores() const noexcept { return cores_; }
+    const std::vector<pu_info>& pus() const noexcept { return pus_; }  ///< topology order
+    const std::vector<cache_info>& caches() const noexcept { return caches_; }
+
+    /// Relative NUMA distances (10 = local), rows and columns in numa_nodes() order; empty when
+    /// the source provides none (synthetic descriptions, some VMs).
+    const std::vector<std::vector<unsigned>>& distances() const noexcept { return distances_; }
+
+    /// Allowed PUs / nodes (OS indices, ascending) and how many the machine has in total.
+    std::vector<unsigned> allowed_cpus() const;
+    std::vector<unsigned> allowed_nodes() const;
+    std::size_t total_pus() const noexcept { return total_pus_; }
+    std::size_t total_numa_nodes() const noexcept { return total_nodes_; }
+    /// True when the affinity mask, CCNUMA_CPUSET or the allowed memory nodes hide part of the
+    /// machine.
+    bool is_restricted() const noexcept {
+        return total_pus_ != pus_.size() || total_nodes_ != nodes_.size();
+    }
+    /// Largest number of allowed PUs on one core (2 with SMT enabled and allowed).
+    unsigned max_threads_per_core() const noexcept;
+
+    /// The entry for PU `os_index`; throws ccnuma::error if it is not allowed here.
+    const pu_info& pu(unsigned os_index) const;
+
+    /// The whole snapshot as one JSON object (schema in docs/topology.md).
+    std::string to_json() const;
+
+private:
+    friend struct detail::topology_builder;
+    topology() = default;
+
+    topology_source source_ = topology_source::system;
+    std::string description_;
+    bool this_system_ = false;
+    std::vector<domain> domains_;
+    std::vector<numa_node> nodes_;
+    std::vector<package_info> packages_;
+    std::vector<core_info> cores_;
+    std::vector<pu_info> pus_;
+    std::vector<cache_info> caches_;
+    std::vector<std::vector<unsigned>> distances_;
+    std::vector<std::size_t> pu_by_os_;  // os index -> position in pus_, npos if absent
+    std::size_t total_pus_ = 0;
+    std::size_t total_nodes_ = 0;
+};
+
+/// Formats OS indices in the list syntax of taskset/numactl: {0,1,2,3,8} -> "0-3,8".
+std::string format_list(std::span<const unsigned> indices);
+
+/// Parses the list syntax ("0-3,8", "all" is not accepted). Throws ccnuma::error
+/// (errc::invalid_argument) naming `what` (e.g. "CCNUMA_CPUSET") on malformed input.
+std::vector<unsigned> parse_list(std::string_view text, std::string_view what);
+
+}  // namespace ccnuma

@@ -1,0 +1,3 @@
+#include <ccnuma/ccnuma.hpp>
+#include <ccnuma/ccnuma.hpp>
+int ccnuma_ccnuma_hpp_compiled = 1;

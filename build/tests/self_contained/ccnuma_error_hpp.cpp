@@ -1,0 +1,3 @@
+#include <ccnuma/error.hpp>
+#include <ccnuma/error.hpp>
+int ccnuma_error_hpp_compiled = 1;

@@ -1,0 +1,240 @@
+// The command line tools: golden output on synthetic topologies, one-line errors for bad input
+// (never a crash), and real binding on this machine checked inside the threads.
+
+#include <ccnuma/binding.hpp>
+#include <ccnuma/topology.hpp>
+
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace {
+
+struct result {
+    int status = -1;  // exit status; 128+N when killed by signal N
+    std::string out, err;
+};
+
+std::string slurp(const std::string& path) {
+    std::ifstream in(path);
+    std::stringstream s;
+    s << in.rdbuf();
+    return s.str();
+}
+
+std::string topologies() { return CCNUMA_TOPOLOGY_DIR; }
+
+std::string synthetic(const std::string& name) {
+    std::string s = slurp(topologies() + "/" + name + ".synthetic");
+    while (!s.empty() && s.back() == '\n') s.pop_back();
+    return s;
+}
+
+std::string quote(const std::string& s) {
+    std::string q = "'";
+    for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+    return q + "'";
+}
+
+// Runs a shell command line from the source tree's tests/ directory, so relative topology paths
+// in golden files are stable.
+result run(const std::string& command) {
+    const std::string base = ::testing::TempDir() + "ccnuma_tools_" + std::to_string(::getpid());
+    const std::string line = "cd " + quote(std::string(CCNUMA_TOPOLOGY_DIR) + "/..") + " && " + command + " >" +
+                             base + ".out 2>" + base + ".err";
+    const int raw = std::system(line.c_str());
+    result r;
+    r.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : 128 + WTERMSIG(raw);
+    r.out = slurp(base + ".out");
+    r.err = slurp(base + ".err");
+    return r;
+}
+
+const std::string info = CCNUMA_INFO;
+const std::string run_tool = CCNUMA_RUN;
+
+std::string golden(const std::string& name) { return slurp(std::string(CCNUMA_GOLDEN_DIR) + "/" + name); }
+
+// --- golden output --------------------------------------------------------------------------
+
+TEST(Golden, PlansOfThePaperMachines) {
+    auto r = run("CCNUMA_TOPOLOGY=" + quote(synthetic("barcelona")) + " " + run_tool +
+                 " --bind 4,scatter,4,scatter --print-plan");
+    EXPECT_EQ(r.status, 0) << r.err;
+    EXPECT_EQ(r.out, golden("run_barcelona_4scatter_4scatter.txt"));
+    r = run("CCNUMA_TOPOLOGY=" + quote(synthetic("modern")) + " " + run_tool +
+            " --bind 2,scatter,4,subcompact --print-plan --json");
+    EXPECT_EQ(r.status, 0) << r.err;
+    EXPECT_EQ(r.out, golden("run_modern_2scatter_4subcompact.json"));
+    r = run("CCNUMA_TOPOLOGY=" + quote(synthetic("scalemp")) + " CCNUMA_BIND=13,scatter " + run_tool + " --print-plan");
+    EXPECT_EQ(r.status, 0) << r.err;
+    EXPECT_EQ(r.out, golden("run_scalemp_13scatter.txt"));
+    // The paper's variable name is accepted too.
+    r = run("CCNUMA_TOPOLOGY=" + quote(synthetic("scalemp")) + " OMP_NESTING_TEAM_SIZE=13,scatter " + run_tool +
+            " --print-plan");
+    EXPECT_EQ(r.out, golden("run_scalemp_13scatter.txt"));
+}
+
+TEST(Golden, InfoOnAnXmlMachine) {
+    auto r = run("CCNUMA_TOPOLOGY=topologies/two-socket-snc.xml " + info);
+    ASSERT_EQ(r.status, 0) << r.err;
+    // Everything up to the host's own kernel settings is determined by the topology.
+    EXPECT_EQ(r.out.substr(0, r.out.find("kernel (this host)")), golden("info_two_socket_snc.txt"));
+    r = run("CCNUMA_TOPOLOGY=topologies/two-socket-snc.xml CCNUMA_CPUSET=0-5,9 " + info + " --json");
+    ASSERT_EQ(r.status, 0) << r.err;
+    const auto begin = r.out.find("{\"topology\":") + 12;
+    const auto end = r.out.find(",\"kernel\":");
+    ASSERT_NE(end, std::string::npos) << r.out;
+    EXPECT_EQ(r.out.substr(begin, end - begin) + "\n", golden("info_two_socket_snc_masked.json"));
+    EXPECT_NE(r.out.find("\"warnings\":[\"restricted: this process may use 7 of 32 PUs (0-5,9)"), std::string::npos)
+        << r.out;
+}
+
+// --- bad input ------------------------------------------------------------------------------
+
+void expect_one_line_error(const result& r, const std::string& tool, const std::string& fragment) {
+    EXPECT_GT(r.status, 0);
+    EXPECT_LT(r.status, 128) << "the tool crashed";
+    EXPECT_TRUE(r.out.empty()) << r.out;
+    ASSERT_FALSE(r.err.empty());
+    EXPECT_EQ(r.err.find('\n'), r.err.size() - 1) << "stderr must be one line: " << r.err;
+    EXPECT_EQ(r.err.rfind(tool + ": ", 0), 0u) << r.err;
+    EXPECT_NE(r.err.find(fragment), std::string::npos) << r.err;
+}
+
+TEST(BadInput, SpecsGetOneLineThatPointsAtTheToken) {
+    const std::vector<std::pair<std::string, std::string>> cases = {
+        {"", "no binding spec"},
+        {"4,", "missing strategy at position 2"},
+        {"0,scatter", "thread count 0 at position 0"},
+        {"-1,compact", "\"-1\" at position 0 is not a positive integer"},
+        {"4,scater", "unknown strategy \"scater\" at position 2"},
+        {"4,scatter,", "missing thread count at position 10"},
+        {"99999999999,compact", "at position 0 is too large"},
+        {"300,compact", "needs 300 PUs but only"},
+        {std::string(10240, '7'), "is too large"},
+    };
+    for (const auto& [spec, fragment] : cases)
+        expect_one_line_error(run(run_tool + " --bind " + quote(spec) + " --print-plan"), "ccnuma-run", fragment);
+    std::string huge;
+    while (huge.size() < 10240) huge += "2,scatter,";
+    expect_one_line_error(run(run_tool + " --bind " + quote(huge) + " --print-plan"), "ccnuma-run",
+                          "more than 8 nesting levels");
+    expect_one_line_error(run("CCNUMA_BIND=4,scater " + run_tool + " --print-plan"), "ccnuma-run",
+                          "CCNUMA_BIND=\"4,scater\"");
+}
+
+TEST(BadInput, TopologySourcesAndOptions) {
+    for (const auto& tool : {info, run_tool}) {
+        const std::string name = tool == info ? "ccnuma-info" : "ccnuma-run";
+        const std::string args = tool == info ? "" : " --bind 1,compact --print-plan";
+        expect_one_line_error(run("CCNUMA_TOPOLOGY=/nonexistent/machine.xml " + tool + args), name,
+                              "\"/nonexistent/machine.xml\", which does not exist");
+        expect_one_line_error(run("CCNUMA_TOPOLOGY='pack:2 bogus:1' " + tool + args), name, "bad synthetic topology");
+        expect_one_line_error(run("CCNUMA_CPUSET=0-x " + tool + args), name, "bad CCNUMA_CPUSET");
+        expect_one_line_error(run(tool + " --frobnicate"), name, "unknown option \"--frobnicate\"");
+    }
+    expect_one_line_error(run(run_tool + " --bind 1,compact"), "ccnuma-run", "nothing to do");
+    expect_one_line_error(run(run_tool + " --bind"), "ccnuma-run", "--bind needs a spec");
+    expect_one_line_error(run(run_tool + " --json --bind 1,compact true"), "ccnuma-run", "--json goes with --print-plan");
+    expect_one_line_error(run("CCNUMA_TOPOLOGY='pack:2 core:2 pu:1' " + run_tool + " --bind 2,scatter true"),
+                          "ccnuma-run", "only --print-plan is possible");
+    const auto missing = run(run_tool + " --bind 1,compact -- /nonexistent/program");
+    EXPECT_EQ(missing.status, 127);
+    EXPECT_NE(missing.err.find("cannot execute \"/nonexistent/program\""), std::string::npos) << missing.err;
+}
+
+// --- real binding on this machine -----------------------------------------------------------
+
+std::map<std::string, std::pair<int, std::string>> probe_lines(const std::string& out) {
+    std::map<std::string, std::pair<int, std::string>> m;  // path -> (cpu, mask)
+    std::istringstream in(out);
+    std::string path, mask;
+    int cpu;
+    while (in >> path >> cpu >> mask) m[path] = {cpu, mask};
+    return m;
+}
+
+void expect_threads_on_plan(const std::string& prefix, const std::string& spec) {
+    SCOPED_TRACE(prefix + " " + spec);
+    const auto plan = run(prefix + run_tool + " --bind " + spec + " --print-plan --json");
+    ASSERT_EQ(plan.status, 0) << plan.err;
+    const auto probe = run(prefix + run_tool + " --bind " + spec + " -- " + BINDING_PROBE);
+    ASSERT_EQ(probe.status, 0) << probe.err;
+    const auto lines = probe_lines(probe.out);
+    // Compare with the plan the tool printed: {"path":[i,j],"pu":P,...}
+    std::size_t pos = 0, checked = 0;
+    while ((pos = plan.out.find("\"path\":[", pos)) != std::string::npos) {
+        pos += 8;
+        const auto close = plan.out.find(']', pos);
+        const std::string path = plan.out.substr(pos, close - pos);
+        const auto pu_at = plan.out.find("\"pu\":", close) + 5;
+        const int pu = std::stoi(plan.out.substr(pu_at));
+        ASSERT_TRUE(lines.count(path)) << "thread " << path << " did not report:\n" << probe.out;
+        EXPECT_EQ(lines.at(path).first, pu) << "thread " << path << " runs on the wrong CPU";
+        EXPECT_EQ(lines.at(path).second, std::to_string(pu)) << "thread " << path << " is not bound to PU " << pu;
+        ++checked;
+    }
+    EXPECT_EQ(checked, lines.size());
+    EXPECT_GT(checked, 0u);
+}
+
+TEST(RealBinding, ThreadsRunOnTheirPlannedCpus) {
+    const auto& topo = ccnuma::topology::current();
+    ASSERT_GE(topo.pus().size(), 2u) << "this test needs two allowed PUs";
+    expect_threads_on_plan("", "2,scatter");
+    expect_threads_on_plan("", "2,compact");
+    expect_threads_on_plan("", "1,scatter,2,subcompact");
+    // An inherited OMP_PROC_BIND binds ccnuma-run itself at start-up; the plan still works.
+    expect_threads_on_plan("OMP_PROC_BIND=close ", "2,scatter");
+}
+
+TEST(RealBinding, AffinityMaskIsRespected) {
+    const auto& topo = ccnuma::topology::current();
+    ASSERT_GE(topo.pus().size(), 2u) << "this test needs two allowed PUs";
+    const std::string last = std::to_string(topo.allowed_cpus().back());
+    const auto plan = run("taskset -c " + last + " " + run_tool + " --bind 1,compact --print-plan --json");
+    ASSERT_EQ(plan.status, 0) << plan.err;
+    EXPECT_NE(plan.out.find("\"pu\":" + last + ","), std::string::npos) << plan.out;
+    expect_one_line_error(run("taskset -c " + last + " " + run_tool + " --bind 2,scatter --print-plan"), "ccnuma-run",
+                          "needs 2 PUs but only 1 are allowed (" + last + ")");
+    expect_threads_on_plan("taskset -c " + last + " ", "1,scatter");
+}
+
+TEST(RealBinding, VerifyChecksInsideTheThreads) {
+    const auto r = run(run_tool + " --bind 2,scatter --verify -- sh -c 'echo $OMP_PLACES $OMP_PROC_BIND $OMP_NUM_THREADS'");
+    EXPECT_EQ(r.status, 0) << r.err;
+    EXPECT_NE(r.out.find("2 threads, 2 on their planned PU, 0 mismatch(es)"), std::string::npos) << r.out;
+    const auto plan = ccnuma::make_plan(ccnuma::topology::current(), ccnuma::binding_spec::parse("2,scatter"));
+    EXPECT_NE(r.out.find("{" + std::to_string(plan.threads()[0].pu) + "},{" + std::to_string(plan.threads()[1].pu) +
+                         "} spread 2"),
+              std::string::npos)
+        << r.out;
+    // Oversubscribed: places cannot express it, so --verify without in-process binding fails.
+    const auto over = run(run_tool + " --bind 3,compact --oversubscribe --verify");
+    EXPECT_EQ(over.status, 3) << over.out << over.err;
+    EXPECT_NE(over.err.find("ccnuma::bind_this_thread()"), std::string::npos) << over.err;
+}
+
+TEST(Info, ThisMachineAsJsonAndText) {
+    const auto r = run(info + " --json");
+    ASSERT_EQ(r.status, 0) << r.err;
+    const auto& topo = ccnuma::topology::current();
+    EXPECT_NE(r.out.find("\"total_pus\":" + std::to_string(topo.total_pus())), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("\"allowed_cpus\":\"" + ccnuma::format_list(topo.allowed_cpus()) + "\""), std::string::npos);
+    EXPECT_NE(r.out.find("\"numa_balancing\":"), std::string::npos);
+    const auto text = run(info + " --tree");
+    ASSERT_EQ(text.status, 0) << text.err;
+    for (const char* section : {"NUMA nodes", "packages", "caches", "node distances", "kernel (this host)",
+                                "numa_balancing", "THP", "tree", "warnings"})
+        EXPECT_NE(text.out.find(section), std::string::npos) << section;
+}
+
+}  // namespace

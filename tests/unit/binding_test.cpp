@@ -1,0 +1,379 @@
+// Binding specs and plans on synthetic topologies of the paper's machines (Schmidl et al.,
+// IWOMP 2010), plus in-process binding on this machine.
+
+#include <ccnuma/binding.hpp>
+#include <ccnuma/detail/binding_stats.hpp>
+#include <ccnuma/error.hpp>
+
+#include <gtest/gtest.h>
+#include <omp.h>
+
+#include <fstream>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace {
+
+std::string machine(const std::string& name) {
+    std::ifstream in(std::string(CCNUMA_TOPOLOGY_DIR) + "/" + name + ".synthetic");
+    std::string line;
+    std::getline(in, line);
+    return line;
+}
+
+ccnuma::topology load(const std::string& source, const std::string& cpuset = {}) {
+    ccnuma::topology_options o;
+    o.source = source;
+    o.cpuset = cpuset;
+    o.use_environment = false;
+    return ccnuma::topology::load(o);
+}
+
+std::vector<unsigned> pus_of(const ccnuma::binding_plan& plan) {
+    std::vector<unsigned> v;
+    for (const auto& t : plan.threads()) v.push_back(t.pu);
+    return v;
+}
+
+ccnuma::binding_plan plan(const ccnuma::topology& topo, const std::string& spec) {
+    return ccnuma::make_plan(topo, ccnuma::binding_spec::parse(spec));
+}
+
+// --- spec grammar --------------------------------------------------------------------------
+
+TEST(BindingSpec, ParsesLevelsAndCanonicalText) {
+    const auto s = ccnuma::binding_spec::parse("4,scatter,2,subcompact");
+    ASSERT_EQ(s.levels().size(), 2u);
+    EXPECT_EQ(s.levels()[0], (ccnuma::binding_level{4, ccnuma::strategy::scatter}));
+    EXPECT_EQ(s.levels()[1], (ccnuma::binding_level{2, ccnuma::strategy::subcompact}));
+    EXPECT_EQ(s.total_threads(), 8u);
+    EXPECT_EQ(s.to_string(), "4,scatter,2,subcompact");
+    EXPECT_EQ(ccnuma::binding_spec::parse(" 4 , scatter ").to_string(), "4,scatter");
+    EXPECT_EQ(ccnuma::binding_spec::parse("1,subscatter").levels()[0].how, ccnuma::strategy::subscatter);
+}
+
+struct bad_case {
+    std::string spec;
+    std::string expected_fragment;
+};
+
+class BadSpec : public ::testing::TestWithParam<bad_case> {};
+
+TEST_P(BadSpec, ThrowsInvalidArgumentPointingAtTheToken) {
+    const auto& c = GetParam();
+    try {
+        (void)ccnuma::binding_spec::parse(c.spec);
+        FAIL() << "no exception for " << c.spec.size() << "-character spec";
+    } catch (const ccnuma::error& e) {
+        EXPECT_EQ(e.code(), ccnuma::errc::invalid_argument);
+        const std::string what = e.what();
+        EXPECT_NE(what.find(c.expected_fragment), std::string::npos) << what;
+        EXPECT_EQ(what.find('\n'), std::string::npos) << "message must be one line: " << what;
+        EXPECT_LT(what.size(), 400u) << "message must stay readable";
+        EXPECT_EQ(what.rfind("ccnuma: bad binding spec", 0), 0u) << what;
+    }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Cases, BadSpec,
+    ::testing::Values(bad_case{"", "empty spec"}, bad_case{"4,", "missing strategy at position 2"},
+                      bad_case{"0,scatter", "thread count 0 at position 0 must be at least 1"},
+                      bad_case{"-1,compact", "thread count \"-1\" at position 0 is not a positive integer"},
+                      bad_case{"4,scater", "unknown strategy \"scater\" at position 2"},
+                      bad_case{"4,scatter,", "missing thread count at position 10"},
+                      bad_case{"99999999999,compact", "\"99999999999\" at position 0 is too large"},
+                      bad_case{std::string("4,sca\0tter", 10), "invalid character \"\\x00\" at position 5"},
+                      bad_case{std::string(10240, '4'), "is too large"},
+                      bad_case{[] {
+                                   std::string s;
+                                   while (s.size() < 10240) s += "4,scatter,";
+                                   return s;
+                               }(),
+                               "more than 8 nesting levels"},
+                      bad_case{"4", "missing strategy after thread count \"4\" at position 1"},
+                      bad_case{"scatter,4", "thread count \"scatter\" at position 0"},
+                      bad_case{"256,scatter,256,scatter,256,compact", "more than 1048576 threads"}));
+
+TEST(BindingSpec, EnvironmentAliasOfThePaper) {
+    ::unsetenv("CCNUMA_BIND");
+    ::setenv("OMP_NESTING_TEAM_SIZE", "4,scatter,2,subcompact", 1);
+    EXPECT_EQ(ccnuma::binding_spec::from_environment().to_string(), "4,scatter,2,subcompact");
+    ::setenv("CCNUMA_BIND", "2,compact", 1);  // the ccnuma name wins
+    EXPECT_EQ(ccnuma::binding_spec::from_environment().to_string(), "2,compact");
+    ::setenv("CCNUMA_BIND", "2,compakt", 1);
+    try {
+        (void)ccnuma::binding_spec::from_environment();
+        FAIL();
+    } catch (const ccnuma::error& e) {
+        EXPECT_NE(std::string(e.what()).find("CCNUMA_BIND=\"2,compakt\""), std::string::npos) << e.what();
+    }
+    ::unsetenv("CCNUMA_BIND");
+    ::unsetenv("OMP_NESTING_TEAM_SIZE");
+    EXPECT_TRUE(ccnuma::binding_spec::from_environment().empty());
+}
+
+// --- exact plans on the small machines -----------------------------------------------------
+
+using pus = std::vector<unsigned>;
+
+TEST(Plan, TigertonUma4x4) {
+    const auto t = load(machine("tigerton"));
+    ASSERT_EQ(t.numa_nodes().size(), 1u);
+    EXPECT_EQ(pus_of(plan(t, "4,compact")), (pus{0, 1, 2, 3}));
+    EXPECT_EQ(pus_of(plan(t, "4,scatter")), (pus{0, 4, 8, 12}));
+    EXPECT_EQ(pus_of(plan(t, "4,scatter,4,subscatter")), (pus{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15}));
+    EXPECT_EQ(pus_of(plan(t, "4,scatter,4,subcompact")), (pus{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15}));
+    // Inner scatter spans the machine: each team spreads over all four packages.
+    EXPECT_EQ(pus_of(plan(t, "4,scatter,4,scatter")), (pus{0, 5, 9, 13, 4, 1, 10, 14, 8, 2, 6, 15, 12, 3, 7, 11}));
+    // A team of 8 has no room in a 4-core package: it continues compactly after its master.
+    EXPECT_EQ(pus_of(plan(t, "2,scatter,8,subcompact")), (pus{0, 1, 2, 3, 5, 6, 7, 8, 4, 9, 10, 11, 12, 13, 14, 15}));
+}
+
+TEST(Plan, BarcelonaOneNodePerSocket) {
+    const auto t = load(machine("barcelona"));
+    ASSERT_EQ(t.numa_nodes().size(), 4u);
+    const auto scatter = plan(t, "4,scatter");
+    EXPECT_EQ(pus_of(scatter), (pus{0, 4, 8, 12}));
+    EXPECT_EQ(scatter.numa_nodes_used(), 4u);
+    const auto compact = plan(t, "4,compact");
+    EXPECT_EQ(pus_of(compact), (pus{0, 1, 2, 3}));
+    EXPECT_EQ(compact.numa_nodes_used(), 1u);
+    const auto sub = plan(t, "4,scatter,4,subscatter");
+    for (const auto& th : sub.threads()) EXPECT_EQ(static_cast<unsigned>(th.numa), th.path[0]) << th.pu;
+    EXPECT_EQ(pus_of(plan(t, "4,scatter,4,scatter")), (pus{0, 5, 9, 13, 4, 1, 10, 14, 8, 2, 6, 15, 12, 3, 7, 11}));
+}
+
+TEST(Plan, ScaleMpThirteenBoards) {
+    const auto t = load(machine("scalemp"));
+    ASSERT_EQ(t.numa_nodes().size(), 13u);
+    ASSERT_EQ(t.packages().size(), 26u);
+    // The board (NUMA node) is wider than the package, so scatter crosses boards first.
+    EXPECT_EQ(pus_of(plan(t, "4,scatter")), (pus{0, 8, 16, 24}));
+    EXPECT_EQ(plan(t, "13,scatter").numa_nodes_used(), 13u);
+    EXPECT_EQ(pus_of(plan(t, "4,scatter,4,subscatter")), (pus{0, 1, 2, 3, 8, 9, 10, 11, 16, 17, 18, 19, 24, 25, 26, 27}));
+    EXPECT_EQ(pus_of(plan(t, "2,scatter,8,subcompact")), (pus{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15}));
+}
+
+TEST(Plan, ModernTwoPackagesFourNodesSmt) {
+    const auto t = load(machine("modern"));
+    ASSERT_EQ(t.numa_nodes().size(), 8u);
+    ASSERT_EQ(t.max_threads_per_core(), 2u);
+    // One thread per core before any SMT sibling: PUs 0,2,4,6 are the first PUs of cores 0-3.
+    EXPECT_EQ(pus_of(plan(t, "4,compact")), (pus{0, 2, 4, 6}));
+    EXPECT_EQ(pus_of(plan(t, "4,scatter")), (pus{0, 64, 16, 80}));
+    const auto c32 = plan(t, "64,compact");
+    for (const auto& th : c32.threads()) EXPECT_EQ(th.pu % 2, 0u) << "an SMT sibling used before every core had a thread";
+    const auto c72 = plan(t, "72,compact");
+    EXPECT_EQ(c72.threads()[64].pu, 1u) << "siblings follow once every core carries a thread";
+    EXPECT_EQ(pus_of(plan(t, "2,scatter,8,subcompact")),
+              (pus{0, 2, 4, 6, 8, 10, 12, 14, 64, 66, 68, 70, 72, 74, 76, 78}));
+}
+
+// --- invariants for every machine and spec --------------------------------------------------
+
+struct invariant_case {
+    std::string machine;
+    std::string spec;
+};
+
+class PlanInvariants : public ::testing::TestWithParam<invariant_case> {};
+
+TEST_P(PlanInvariants, DistinctPusNodesAndSubTeamsOnTheMastersNode) {
+    const auto& c = GetParam();
+    const auto t = load(machine(c.machine));
+    const auto spec = ccnuma::binding_spec::parse(c.spec);
+    const auto p = ccnuma::make_plan(t, spec);
+    ASSERT_EQ(p.size(), spec.total_threads());
+    EXPECT_FALSE(p.oversubscribed());
+
+    std::set<unsigned> distinct;
+    for (const auto& th : p.threads()) {
+        EXPECT_TRUE(distinct.insert(th.pu).second) << "PU " << th.pu << " used twice";
+        const auto& info = t.pu(th.pu);
+        EXPECT_EQ(th.core, info.core);
+        EXPECT_EQ(th.numa, info.numa);
+        EXPECT_EQ(th.package, info.package);
+        EXPECT_EQ(&p.at(th.path), &th);
+    }
+
+    // Outer level: scatter uses as many NUMA nodes as possible, compact as few.
+    const auto& outer = spec.levels()[0];
+    std::set<int> outer_nodes;
+    for (unsigned i = 0; i < outer.threads; ++i) outer_nodes.insert(p.at(std::vector<unsigned>{i}).numa);
+    const std::size_t nodes = t.numa_nodes().size();
+    if (outer.how == ccnuma::strategy::scatter) {
+        EXPECT_EQ(outer_nodes.size(), std::min<std::size_t>(nodes, outer.threads));
+    }
+    if (outer.how == ccnuma::strategy::compact) {
+        const std::size_t cores_per_node = t.cores().size() / nodes;
+        EXPECT_EQ(outer_nodes.size(), (outer.threads + cores_per_node - 1) / cores_per_node);
+    }
+
+    // Inner sub* teams that fit in a node stay on their master's node.
+    if (spec.levels().size() == 2) {
+        const auto& inner = spec.levels()[1];
+        const bool sub = inner.how == ccnuma::strategy::subcompact || inner.how == ccnuma::strategy::subscatter;
+        const std::size_t cores_per_node = t.cores().size() / nodes;
+        if (sub && inner.threads <= cores_per_node) {
+            for (const auto& th : p.threads()) {
+                const auto& master = p.at(std::vector<unsigned>{th.path[0]});
+                EXPECT_EQ(th.numa, master.numa) << "thread (" << th.path[0] << "," << th.path[1] << ")";
+            }
+        }
+        // The master of each inner team keeps its outer PU.
+        for (unsigned i = 0; i < outer.threads; ++i)
+            EXPECT_EQ(p.at(std::vector<unsigned>{i, 0}).pu, p.at(std::vector<unsigned>{i}).pu);
+    }
+}
+
+std::vector<invariant_case> all_cases() {
+    std::vector<invariant_case> v;
+    for (const char* m : {"tigerton", "barcelona", "scalemp", "modern"})
+        for (const char* s : {"4,compact", "4,scatter", "4,scatter,4,subscatter", "4,scatter,4,scatter",
+                              "4,scatter,4,subcompact", "2,scatter,8,subcompact"})
+            v.push_back({m, s});
+    return v;
+}
+
+INSTANTIATE_TEST_SUITE_P(PaperMachines, PlanInvariants, ::testing::ValuesIn(all_cases()),
+                         [](const auto& test_info) {
+                             std::string n = test_info.param.machine + "_" + test_info.param.spec;
+                             for (char& ch : n)
+                                 if (ch == ',') ch = '_';
+                             return n;
+                         });
+
+// --- the affinity mask ---------------------------------------------------------------------
+
+TEST(Plan, RestrictedSyntheticMaskUsesAllowedPusOnly) {
+    const auto t = load(machine("modern"), "8-15,64-71");  // half of node 0 and half of node 4
+    EXPECT_TRUE(t.is_restricted());
+    const std::set<unsigned> allowed{8, 9, 10, 11, 12, 13, 14, 15, 64, 65, 66, 67, 68, 69, 70, 71};
+    for (const char* s : {"4,compact", "4,scatter", "2,scatter,4,subcompact", "2,scatter,8,scatter", "16,compact"}) {
+        const auto p = plan(t, s);
+        for (const auto& th : p.threads()) EXPECT_TRUE(allowed.count(th.pu)) << s << ": PU " << th.pu;
+    }
+    EXPECT_EQ(pus_of(plan(t, "2,scatter")), (pus{8, 64}));
+    EXPECT_EQ(pus_of(plan(t, "4,compact")), (pus{8, 10, 12, 14}));
+    EXPECT_THROW((void)plan(t, "17,compact"), ccnuma::error);
+}
+
+TEST(Plan, MoreThreadsThanPusIsAnErrorUnlessOversubscriptionIsAsked) {
+    const auto t = load(machine("barcelona"));
+    try {
+        (void)plan(t, "4,scatter,8,subcompact");
+        FAIL();
+    } catch (const ccnuma::error& e) {
+        EXPECT_EQ(e.code(), ccnuma::errc::infeasible);
+        EXPECT_NE(std::string(e.what()).find("needs 32 PUs but only 16 are allowed (0-15)"), std::string::npos)
+            << e.what();
+    }
+    const auto p = ccnuma::make_plan(t, ccnuma::binding_spec::parse("4,scatter,8,subcompact"), {.oversubscribe = true});
+    EXPECT_TRUE(p.oversubscribed());
+    std::map<unsigned, int> per_pu;
+    for (const auto& th : p.threads()) ++per_pu[th.pu];
+    EXPECT_EQ(per_pu.size(), 16u);
+    for (const auto& [pu, n] : per_pu) {
+        EXPECT_EQ(n, 2) << "PU " << pu << " carries " << n << " threads";
+    }
+}
+
+TEST(Plan, LookupPadsOuterPathsAndRejectsOutsiders) {
+    const auto p = plan(load(machine("barcelona")), "4,scatter,4,subcompact");
+    EXPECT_EQ(p.at(std::vector<unsigned>{2}).pu, 8u);
+    EXPECT_EQ(p.at(std::vector<unsigned>{2, 3}).pu, 11u);
+    EXPECT_EQ(p.find(std::vector<unsigned>{4}), nullptr);
+    EXPECT_EQ(p.find(std::vector<unsigned>{0, 4}), nullptr);
+    EXPECT_EQ(p.find(std::vector<unsigned>{0, 1, 1}), nullptr);
+    EXPECT_EQ(p.find(std::vector<unsigned>{0, 1, 0})->pu, 1u);
+    EXPECT_THROW((void)p.at(std::vector<unsigned>{9}), ccnuma::error);
+    EXPECT_EQ(p.team_size(1), 4u);
+    EXPECT_EQ(p.team_size(2), 4u);
+    EXPECT_EQ(p.team_size(3), 1u);
+}
+
+TEST(Plan, JsonSchema) {
+    const auto p = plan(load(machine("barcelona")), "2,scatter,2,subcompact");
+    EXPECT_EQ(p.to_json(),
+              "{\"threads\":[{\"path\":[0,0],\"pu\":0,\"core\":0,\"numa\":0,\"package\":0},"
+              "{\"path\":[0,1],\"pu\":1,\"core\":1,\"numa\":0,\"package\":0},"
+              "{\"path\":[1,0],\"pu\":4,\"core\":4,\"numa\":1,\"package\":1},"
+              "{\"path\":[1,1],\"pu\":5,\"core\":5,\"numa\":1,\"package\":1}]}");
+}
+
+TEST(OmpEnvironment, DepthFirstPlacesWithSpreadAtEveryLevel) {
+    const auto p = plan(load(machine("barcelona")), "2,scatter,2,subcompact");
+    const auto r = ccnuma::to_omp_environment(p);
+    std::map<std::string, std::string> env;
+    for (const auto& v : r.variables) env[v.name] = v.value;
+    EXPECT_EQ(env["OMP_PLACES"], "{0},{1},{4},{5}");
+    EXPECT_EQ(env["OMP_PROC_BIND"], "spread,spread");
+    EXPECT_EQ(env["OMP_NUM_THREADS"], "2,2");
+    EXPECT_EQ(env["OMP_MAX_ACTIVE_LEVELS"], "2");
+    EXPECT_EQ(r.level_expressed, (std::vector<bool>{true, true}));
+    EXPECT_TRUE(r.notes.empty());
+}
+
+TEST(OmpEnvironment, OversubscribedPlansNameTheInProcessCall) {
+    const auto p = ccnuma::make_plan(load(machine("barcelona")), ccnuma::binding_spec::parse("32,compact"),
+                                     {.oversubscribe = true});
+    const auto r = ccnuma::to_omp_environment(p);
+    for (const auto& v : r.variables) EXPECT_NE(v.name, "OMP_PLACES");
+    ASSERT_EQ(r.notes.size(), 1u);
+    EXPECT_NE(r.notes[0].find("ccnuma::bind_this_thread()"), std::string::npos);
+    EXPECT_EQ(r.level_expressed, (std::vector<bool>{false}));
+}
+
+// --- real binding on this machine ----------------------------------------------------------
+
+TEST(InProcess, BindThisThreadPutsEveryThreadOnItsPlannedPuAndCaches) {
+    const auto& topo = ccnuma::topology::current();
+    ASSERT_GE(topo.pus().size(), 2u) << "this test needs two allowed PUs";
+    for (const char* spec : {"2,scatter", "2,compact"}) {
+        ccnuma::set_nesting_info(spec);
+        const auto check = ccnuma::binding_report({.bind_first = true});
+        EXPECT_TRUE(check.ok()) << spec << "\n" << check.to_text();
+        ASSERT_EQ(check.threads.size(), 2u);
+
+        const auto before = ccnuma::detail::bind_syscalls();
+        std::vector<unsigned> first(2), second(2);
+#pragma omp parallel num_threads(2)
+        {
+            const auto me = static_cast<std::size_t>(omp_get_thread_num());
+            first[me] = ccnuma::bind_this_thread();
+            second[me] = ccnuma::bind_this_thread();
+        }
+        EXPECT_EQ(first, second);
+        EXPECT_EQ(first[0], ccnuma::current_plan().at(std::vector<unsigned>{0}).pu);
+        EXPECT_EQ(first[1], ccnuma::current_plan().at(std::vector<unsigned>{1}).pu);
+        // binding_report already bound both threads for this plan; a pool thread that got a
+        // different path binds once, a repeated call never.
+        EXPECT_LE(ccnuma::detail::bind_syscalls() - before, 2u);
+        const auto after_first_region = ccnuma::detail::bind_syscalls();
+#pragma omp parallel num_threads(2)
+        {
+            (void)ccnuma::bind_this_thread();
+        }
+        EXPECT_EQ(ccnuma::detail::bind_syscalls(), after_first_region) << "cached binding made a system call";
+    }
+}
+
+TEST(InProcess, PathOutsideThePlanThrows) {
+    ccnuma::set_nesting_info("1,compact");
+    bool threw = false;
+#pragma omp parallel num_threads(2)
+    {
+        if (omp_get_thread_num() == 1) {
+            try {
+                (void)ccnuma::bind_this_thread();
+            } catch (const ccnuma::error& e) {
+                threw = std::string(e.what()).find("thread path (1) is outside binding plan") != std::string::npos;
+            }
+        }
+    }
+    EXPECT_TRUE(threw);
+}
+
+}  // namespace

@@ -1,0 +1,49 @@
+#include <ccnuma/detail/throw_error.hpp>
+#include <ccnuma/error.hpp>
+
+#include <gtest/gtest.h>
+
+#include <cerrno>
+#include <string>
+
+namespace {
+
+TEST(Error, IsASystemErrorWithTheExactMessage) {
+    try {
+        ccnuma::detail::throw_error(ccnuma::errc::infeasible, "mbind of 1.5 GiB to node 3 failed");
+    } catch (const std::system_error& e) {
+        EXPECT_STREQ(e.what(), "ccnuma: mbind of 1.5 GiB to node 3 failed");
+        EXPECT_EQ(e.code(), ccnuma::errc::infeasible);
+        EXPECT_EQ(&e.code().category(), &ccnuma::error_category());
+        EXPECT_STREQ(e.code().category().name(), "ccnuma");
+        return;
+    }
+    FAIL();
+}
+
+TEST(Error, SystemErrorsCarryStrerror) {
+    try {
+        ccnuma::detail::throw_system_error(EINVAL, "sched_setaffinity of PU 7");
+    } catch (const ccnuma::error& e) {
+        EXPECT_EQ(std::string(e.what()), "ccnuma: sched_setaffinity of PU 7: Invalid argument");
+        EXPECT_EQ(e.code(), ccnuma::errc::system);
+        return;
+    }
+    FAIL();
+}
+
+TEST(Error, CopiesShareTheMessage) {
+    const ccnuma::error a(ccnuma::errc::topology, "x");
+    const ccnuma::error b = a;
+    EXPECT_STREQ(a.what(), b.what());
+}
+
+TEST(Quote, EscapesAndShortens) {
+    using ccnuma::detail::quote;
+    EXPECT_EQ(quote("4,scater"), "\"4,scater\"");
+    EXPECT_EQ(quote(std::string("a\0b", 3)), "\"a\\x00b\"");
+    EXPECT_EQ(quote("a\"b"), "\"a\\\"b\"");
+    EXPECT_EQ(quote(std::string(100, 'x'), 4), "\"xxxx...\" (100 characters)");
+}
+
+}  // namespace

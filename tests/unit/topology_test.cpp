@@ -1,0 +1,152 @@
+#include <ccnuma/error.hpp>
+#include <ccnuma/topology.hpp>
+
+#include <gtest/gtest.h>
+#include <sched.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <string>
+
+namespace {
+
+ccnuma::topology load(const std::string& source, const std::string& cpuset = {}) {
+    ccnuma::topology_options o;
+    o.source = source;
+    o.cpuset = cpuset;
+    o.use_environment = false;
+    return ccnuma::topology::load(o);
+}
+
+TEST(Topology, SyntheticModernMachine) {
+    const auto t = load("pack:2 numa:4 core:8 pu:2");
+    EXPECT_EQ(t.source(), ccnuma::topology_source::synthetic);
+    EXPECT_FALSE(t.is_this_system());
+    EXPECT_EQ(t.packages().size(), 2u);
+    EXPECT_EQ(t.numa_nodes().size(), 8u);
+    EXPECT_EQ(t.cores().size(), 64u);
+    EXPECT_EQ(t.pus().size(), 128u);
+    EXPECT_EQ(t.max_threads_per_core(), 2u);
+    EXPECT_FALSE(t.is_restricted());
+    for (unsigned n = 0; n < 8; ++n) {
+        const auto& node = t.numa_nodes()[n];
+        EXPECT_EQ(node.os_index, n);
+        ASSERT_EQ(node.cpus.size(), 16u);
+        EXPECT_EQ(node.cpus.front(), 16 * n);
+        EXPECT_GT(node.memory_bytes, 0u);
+    }
+    EXPECT_EQ(t.packages()[1].numa_nodes, (std::vector<unsigned>{4, 5, 6, 7}));
+    EXPECT_EQ(t.packages()[1].cores, 32u);
+    EXPECT_EQ(t.pu(17).core, 8u);
+    EXPECT_EQ(t.pu(17).numa, 1);
+    EXPECT_EQ(t.pu(17).package, 0u);
+    EXPECT_EQ(t.cores()[8].pus, (std::vector<unsigned>{16, 17}));
+    EXPECT_TRUE(t.distances().empty()) << "synthetic descriptions carry no distances";
+    // The tree: machine > package > group (the NUMA domain) > core > pu.
+    const auto& root = t.domains()[0];
+    EXPECT_EQ(root.kind, ccnuma::domain_kind::machine);
+    ASSERT_EQ(root.children.size(), 2u);
+    const auto& pkg = t.domains()[root.children[0]];
+    EXPECT_EQ(pkg.kind, ccnuma::domain_kind::package);
+    ASSERT_EQ(pkg.children.size(), 4u);
+    EXPECT_EQ(t.domains()[pkg.children[1]].numa_nodes, (std::vector<unsigned>{1}));
+    EXPECT_EQ(t.domains()[pkg.children[1]].pus.size(), 16u);
+}
+
+TEST(Topology, CachesAndCpuLessNodes) {
+    const auto t = load("pack:2 l3:1 l2:4 core:1 pu:2");
+    EXPECT_EQ(std::count_if(t.caches().begin(), t.caches().end(), [](const auto& c) { return c.level == 3; }), 2);
+    EXPECT_EQ(std::count_if(t.caches().begin(), t.caches().end(), [](const auto& c) { return c.level == 2; }), 8);
+    for (const auto& c : t.caches()) {
+        EXPECT_GT(c.bytes, 0u);
+        EXPECT_EQ(c.pus.size(), c.level == 3 ? 8u : 2u);
+    }
+    // Restricting CPUs keeps the memory of nodes whose CPUs are all hidden: it is still usable.
+    const auto r = load("pack:2 numa:1 core:2 pu:1", "0-1");
+    ASSERT_EQ(r.numa_nodes().size(), 2u);
+    EXPECT_EQ(r.numa_nodes()[1].cpus.size(), 0u);
+    EXPECT_EQ(r.pus().size(), 2u);
+}
+
+TEST(Topology, XmlWithDistances) {
+    const auto t = load(std::string(CCNUMA_TOPOLOGY_DIR) + "/two-socket-snc.xml");
+    EXPECT_EQ(t.source(), ccnuma::topology_source::xml);
+    ASSERT_EQ(t.numa_nodes().size(), 4u);
+    ASSERT_EQ(t.distances().size(), 4u);
+    EXPECT_EQ(t.distances()[0], (std::vector<unsigned>{10, 12, 20, 22}));
+    EXPECT_EQ(t.distances()[3], (std::vector<unsigned>{22, 20, 12, 10}));
+}
+
+TEST(Topology, RestrictionKeepsWholeMachineNumbering) {
+    const auto t = load("pack:2 numa:2 core:4 pu:2", "9,24-27");
+    EXPECT_TRUE(t.is_restricted());
+    EXPECT_EQ(t.total_pus(), 32u);
+    EXPECT_EQ(t.allowed_cpus(), (std::vector<unsigned>{9, 24, 25, 26, 27}));
+    EXPECT_EQ(t.pu(9).core, 4u) << "core numbers must not shift under a mask";
+    EXPECT_EQ(t.pu(27).core, 13u);
+    EXPECT_EQ(t.pu(24).package, 1u);
+    EXPECT_EQ(t.pu(24).numa, 3);
+    EXPECT_EQ(t.numa_nodes().size(), 4u);
+    EXPECT_THROW((void)t.pu(0), ccnuma::error);
+}
+
+TEST(Topology, EnvironmentSelectsTheSource) {
+    ::setenv("CCNUMA_TOPOLOGY", "pack:3 core:2 pu:1", 1);
+    ::setenv("CCNUMA_CPUSET", "0-3", 1);
+    const auto t = ccnuma::topology::load();
+    ::unsetenv("CCNUMA_TOPOLOGY");
+    ::unsetenv("CCNUMA_CPUSET");
+    EXPECT_EQ(t.description(), "pack:3 core:2 pu:1");
+    EXPECT_EQ(t.total_pus(), 6u);
+    EXPECT_EQ(t.pus().size(), 4u);
+}
+
+TEST(Topology, BadSourcesAndMasksThrowWithContext) {
+    const auto expect = [](const ccnuma::topology_options& o, ccnuma::errc code, const std::string& fragment) {
+        try {
+            (void)ccnuma::topology::load(o);
+            ADD_FAILURE() << "no exception for " << o.source << " / " << o.cpuset;
+        } catch (const ccnuma::error& e) {
+            EXPECT_EQ(e.code(), code) << e.what();
+            EXPECT_NE(std::string(e.what()).find(fragment), std::string::npos) << e.what();
+        }
+    };
+    expect({"/nonexistent/machine.xml", "", false, true}, ccnuma::errc::topology, "which does not exist");
+    expect({"pack:2 bogus:3", "", false, true}, ccnuma::errc::topology, "bad synthetic topology");
+    expect({"pack:2 core:2", "", false, true}, ccnuma::errc::topology, "the last level must be pu");
+    expect({"pack:2 core:2 pu:1", "0-9", false, true}, ccnuma::errc::invalid_argument, "names PUs 4-9");
+    expect({"pack:2 core:2 pu:1", "1-", false, true}, ccnuma::errc::invalid_argument, "missing number at position 2");
+    expect({"pack:2 core:2 pu:1", "3-1", false, true}, ccnuma::errc::invalid_argument, "descending range");
+    expect({"pack:2 core:2 pu:1", "0,a", false, true}, ccnuma::errc::invalid_argument,
+           "unexpected character \"a\" at position 2");
+    expect({"pack:2 core:2 pu:1", "99999999999", false, true}, ccnuma::errc::invalid_argument, "too large");
+}
+
+TEST(Topology, ThisMachineHonoursTheAffinityMask) {
+    cpu_set_t saved;
+    ASSERT_EQ(sched_getaffinity(0, sizeof saved, &saved), 0);
+    const auto full = load("");
+    EXPECT_TRUE(full.is_this_system());
+    ASSERT_FALSE(full.pus().empty());
+    const unsigned last = full.allowed_cpus().back();
+    cpu_set_t one;
+    CPU_ZERO(&one);
+    CPU_SET(last, &one);
+    ASSERT_EQ(sched_setaffinity(0, sizeof one, &one), 0);
+    const auto restricted = load("");
+    ASSERT_EQ(sched_setaffinity(0, sizeof saved, &saved), 0);
+    EXPECT_EQ(restricted.allowed_cpus(), (std::vector<unsigned>{last}));
+    EXPECT_EQ(restricted.total_pus(), full.total_pus());
+    EXPECT_EQ(restricted.is_restricted(), full.pus().size() > 1);
+    EXPECT_EQ(restricted.pu(last).core, full.pu(last).core);
+}
+
+TEST(Lists, FormatAndParseRoundTrip) {
+    EXPECT_EQ(ccnuma::format_list(std::vector<unsigned>{0, 1, 2, 3, 8, 10, 11}), "0-3,8,10-11");
+    EXPECT_EQ(ccnuma::format_list(std::vector<unsigned>{}), "");
+    EXPECT_EQ(ccnuma::parse_list("0-3,8,10-11", "test"), (std::vector<unsigned>{0, 1, 2, 3, 8, 10, 11}));
+    EXPECT_EQ(ccnuma::parse_list("5,1,1", "test"), (std::vector<unsigned>{1, 5}));
+    EXPECT_THROW((void)ccnuma::parse_list("", "test"), ccnuma::error);
+}
+
+}  // namespace
