@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# Installs the Debian 12 packages ccnuma needs to build and test. Idempotent: packages already
+# present are not touched, so repeated runs cost one dpkg query.
+set -euo pipefail
+packages=(cmake make g++ clang libomp-dev libhwloc-dev pkg-config libgtest-dev util-linux)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  echo "ccnuma: installing ${missing[*]}"
+  if [ "$(id -u)" -ne 0 ]; then
+    echo "ccnuma: need root to install packages (run as root or with sudo)" >&2
+    exit 1
+  fi
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi

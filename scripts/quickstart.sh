@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# Quick start, first command: installs what is needed, builds, and runs the main job: the
+# machine as ccnuma sees it and a nested binding plan for it.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/deps.sh
+cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DCCNUMA_BUILD_TESTS=OFF >/dev/null
+cmake --build build -j"$(nproc)" >/dev/null
+echo "== ccnuma-info"
+build/tools/ccnuma-info
+pus=$(nproc)
+echo
+echo "== binding plan for this machine: ${pus},scatter"
+build/tools/ccnuma-run --bind "${pus},scatter" --print-plan
+echo
+echo "== binding plan for a 2-socket, 8-node SMT server (the paper's nested strategy)"
+CCNUMA_TOPOLOGY="pack:2 numa:4 core:8 pu:2" build/tools/ccnuma-run --bind 4,scatter,4,subcompact --print-plan
