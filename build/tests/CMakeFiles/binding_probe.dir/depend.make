@@ -1,2 +1,0 @@
-# Empty dependencies file for binding_probe.
-# This may be replaced when dependencies are built.

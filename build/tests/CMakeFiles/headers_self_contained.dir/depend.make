@@ -1,2 +1,0 @@
-# Empty dependencies file for headers_self_contained.
-# This may be replaced when dependencies are built.

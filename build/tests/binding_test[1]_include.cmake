@@ -1,5 +1,0 @@
-if(EXISTS "/work/main/build/tests/binding_test[1]_tests.cmake")
-  include("/work/main/build/tests/binding_test[1]_tests.cmake")
-else()
-  add_test(binding_test_NOT_BUILT binding_test_NOT_BUILT)
-endif()

@@ -1,5 +1,0 @@
-if(EXISTS "/work/main/build/tests/error_test[1]_tests.cmake")
-  include("/work/main/build/tests/error_test[1]_tests.cmake")
-else()
-  add_test(error_test_NOT_BUILT error_test_NOT_BUILT)
-endif()

@@ -1,9 +1,0 @@
-#pragma once
-/// @file
-/// Umbrella header: includes every public ccnuma header.
-
-#include <ccnuma/binding.hpp>
-#include <ccnuma/error.hpp>
-#include <ccnuma/system.hpp>
-#include <ccnuma/topology.hpp>
-#include <ccnuma/version.hpp>

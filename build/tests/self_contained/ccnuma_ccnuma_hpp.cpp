@@ -1,3 +1,0 @@
-#include <ccnuma/ccnuma.hpp>
-#include <ccnuma/ccnuma.hpp>
-int ccnuma_ccnuma_hpp_compiled = 1;

@@ -1,3 +1,0 @@
-#include <ccnuma/system.hpp>
-#include <ccnuma/system.hpp>
-int ccnuma_system_hpp_compiled = 1;

@@ -1,5 +1,0 @@
-if(EXISTS "/work/main/build/tests/system_test[1]_tests.cmake")
-  include("/work/main/build/tests/system_test[1]_tests.cmake")
-else()
-  add_test(system_test_NOT_BUILT system_test_NOT_BUILT)
-endif()

@@ -1,5 +1,0 @@
-add_test([=[KernelSettings.MatchesProcAndSys]=]  /work/main/build/tests/system_test [==[--gtest_filter=KernelSettings.MatchesProcAndSys]==] --gtest_also_run_disabled_tests)
-set_tests_properties([=[KernelSettings.MatchesProcAndSys]=]  PROPERTIES WORKING_DIRECTORY /work/main/build/tests SKIP_REGULAR_EXPRESSION [==[\[  SKIPPED \]]==] LABELS unit ENVIRONMENT [==[CCNUMA_TOPOLOGY=]==] [==[CCNUMA_BIND=]==] [==[CCNUMA_CPUSET=]==])
-add_test([=[PlacementWarnings.OnePerProblemWithItsRemedy]=]  /work/main/build/tests/system_test [==[--gtest_filter=PlacementWarnings.OnePerProblemWithItsRemedy]==] --gtest_also_run_disabled_tests)
-set_tests_properties([=[PlacementWarnings.OnePerProblemWithItsRemedy]=]  PROPERTIES WORKING_DIRECTORY /work/main/build/tests SKIP_REGULAR_EXPRESSION [==[\[  SKIPPED \]]==] LABELS unit ENVIRONMENT [==[CCNUMA_TOPOLOGY=]==] [==[CCNUMA_BIND=]==] [==[CCNUMA_CPUSET=]==])
-set(  system_test_TESTS KernelSettings.MatchesProcAndSys PlacementWarnings.OnePerProblemWithItsRemedy)

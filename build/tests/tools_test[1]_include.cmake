@@ -1,5 +1,0 @@
-if(EXISTS "/work/main/build/tests/tools_test[1]_tests.cmake")
-  include("/work/main/build/tests/tools_test[1]_tests.cmake")
-else()
-  add_test(tools_test_NOT_BUILT tools_test_NOT_BUILT)
-endif()

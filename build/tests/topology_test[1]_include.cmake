@@ -1,5 +1,0 @@
-if(EXISTS "/work/main/build/tests/topology_test[1]_tests.cmake")
-  include("/work/main/build/tests/topology_test[1]_tests.cmake")
-else()
-  add_test(topology_test_NOT_BUILT topology_test_NOT_BUILT)
-endif()

@@ -1,5 +1,0 @@
-if(EXISTS "/work/main/build/tests/version_test[1]_tests.cmake")
-  include("/work/main/build/tests/version_test[1]_tests.cmake")
-else()
-  add_test(version_test_NOT_BUILT version_test_NOT_BUILT)
-endif()
