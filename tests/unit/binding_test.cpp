@@ -377,3 +377,48 @@ TEST(InProcess, PathOutsideThePlanThrows) {
 }
 
 }  // namespace
+
+namespace {
+
+// Random specs over the grammar's alphabet: every input either parses to a spec that prints back
+// to itself or throws ccnuma::error; nothing else escapes (run under ASan+UBSan in CI).
+TEST(BindingSpec, RandomInputEitherParsesOrThrowsCcnumaError) {
+    const std::string alphabet = "0123456789,- \tcompactscattersub\x01";
+    std::uint64_t state = 0x9e3779b97f4a7c15ull;
+    const auto next = [&] {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        return state;
+    };
+    const auto topo = load(machine("modern"));
+    std::size_t parsed = 0;
+    for (int i = 0; i < 20000; ++i) {
+        std::string s;
+        const std::size_t len = next() % 24;
+        for (std::size_t k = 0; k < len; ++k) s += alphabet[next() % alphabet.size()];
+        if (i % 3 == 0) {  // mostly well-formed: random levels, sizes and strategies
+            static const char* names[] = {"compact", "scatter", "subcompact", "subscatter", "scater", ""};
+            s.clear();
+            const std::size_t levels = 1 + next() % 3;
+            for (std::size_t l = 0; l < levels; ++l)
+                s += (l ? "," : "") + std::to_string(next() % 12) + "," + names[next() % 6];
+        }
+        try {
+            const auto spec = ccnuma::binding_spec::parse(s);
+            ++parsed;
+            EXPECT_EQ(ccnuma::binding_spec::parse(spec.to_string()), spec);
+            try {
+                const auto p = ccnuma::make_plan(topo, spec);
+                EXPECT_EQ(p.size(), spec.total_threads());
+            } catch (const ccnuma::error& e) {
+                EXPECT_EQ(e.code(), ccnuma::errc::infeasible) << e.what();
+            }
+        } catch (const ccnuma::error& e) {
+            EXPECT_EQ(e.code(), ccnuma::errc::invalid_argument) << e.what();
+        }
+    }
+    EXPECT_GT(parsed, 0u);
+}
+
+}  // namespace
