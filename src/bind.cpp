@@ -230,7 +230,7 @@ std::string binding_check::to_text() const {
         if (s.size() < w) s.append(w - s.size(), ' ');
         return s;
     };
-    out += pad("path", 10) + pad("planned", 9) + pad("cpu", 6) + pad("mask", 12) + "\n";
+    out += pad("path", 10) + pad("planned", 9) + pad("cpu", 6) + "mask\n";
     std::size_t ok_count = 0;
     for (const auto& t : threads) {
         std::string p = "(";

@@ -170,7 +170,7 @@ binding_plan make_plan(const topology& topo, const binding_spec& spec, const pla
     if (total > allowed && !options.oversubscribe)
         detail::throw_error(errc::infeasible,
                             "binding spec \"" + spec.to_string() + "\" needs " + std::to_string(total) +
-                                " PUs but only " + std::to_string(allowed) + " are allowed (" +
+                                " PUs but only " + std::to_string(allowed) + (allowed == 1 ? " is" : " are") + " allowed (" +
                                 format_list(topo.allowed_cpus()) +
                                 "); use fewer threads or allow oversubscription (ccnuma-run --oversubscribe, "
                                 "CCNUMA_OVERSUBSCRIBE=1)");
@@ -282,7 +282,8 @@ std::string binding_plan::to_text() const {
         if (s.size() < w) s.append(w - s.size(), ' ');
         return s;
     };
-    const std::size_t pw = std::max<std::size_t>(6, 2 * levels() + 2);
+    std::size_t pw = 6;
+    for (const auto& t : threads_) pw = std::max(pw, path_text(t.path).size() + 2);
     out += pad("path", pw) + pad("pu", 6) + pad("core", 6) + pad("numa", 6) + "package\n";
     for (const auto& t : threads_)
         out += pad(path_text(t.path), pw) + pad(std::to_string(t.pu), 6) + pad(std::to_string(t.core), 6) +

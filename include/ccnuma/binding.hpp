@@ -138,9 +138,9 @@ private:
     std::string topology_;
 };
 
-/// Computes the plan of `spec` on `topo`. Throws ccnuma::error (errc::infeasible) when the
-/// spec needs more PUs than are allowed and oversubscription was not asked for, or when the
-/// spec is empty.
+/// Computes the plan of `spec` on `topo`. Throws ccnuma::error: errc::infeasible when the spec
+/// needs more PUs than are allowed and oversubscription was not asked for, errc::invalid_argument
+/// when the spec is empty.
 binding_plan make_plan(const topology& topo, const binding_spec& spec,
                        const plan_options& options = {});
 

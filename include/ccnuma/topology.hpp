@@ -10,7 +10,9 @@
 ///                     static_cast<unsigned long long>(node.memory_bytes >> 20));
 ///
 ///     // Plan for a machine you are not logged into:
-///     auto big = ccnuma::topology::load({.source = "pack:2 numa:4 core:8 pu:2"});
+///     ccnuma::topology_options other;
+///     other.source = "pack:2 numa:4 core:8 pu:2";
+///     auto big = ccnuma::topology::load(other);
 ///
 /// Indices: PUs and NUMA nodes are named by their OS index (what taskset, numactl and
 /// /proc/cpuinfo use); cores, packages and caches by their hwloc logical index (topology order)
@@ -96,8 +98,9 @@ struct cache_info {
 /// How to obtain a snapshot.
 struct topology_options {
     /// hwloc synthetic description or XML path; empty means CCNUMA_TOPOLOGY if set (and
-    /// use_environment), else this machine. A source containing ':' or spaces and not naming an
-    /// existing file is taken as synthetic.
+    /// use_environment), else this machine. An existing file is read as XML; a string with '/'
+    /// or ending in ".xml" that names no file is an error; anything else is a synthetic
+    /// description.
     std::string source;
     /// Restrict further to these PUs (list syntax "0-3,8"). Empty means CCNUMA_CPUSET if set
     /// (and use_environment), else the process affinity mask (for the system source) or all

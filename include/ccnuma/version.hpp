@@ -8,8 +8,12 @@
 
 namespace ccnuma {
 
+#define CCNUMA_DETAIL_STR2(x) #x
+#define CCNUMA_DETAIL_STR(x) CCNUMA_DETAIL_STR2(x)
+
 /// Version of the headers in use, e.g. "0.1.0".
-inline constexpr const char* version_string = "0.1.0";
+inline constexpr const char* version_string = CCNUMA_DETAIL_STR(CCNUMA_VERSION_MAJOR) "." CCNUMA_DETAIL_STR(
+    CCNUMA_VERSION_MINOR) "." CCNUMA_DETAIL_STR(CCNUMA_VERSION_PATCH);
 
 /// Version of the compiled library that was linked; differs from version_string only when
 /// headers and library come from different installs.

@@ -204,7 +204,7 @@ TEST(RealBinding, AffinityMaskIsRespected) {
     ASSERT_EQ(plan.status, 0) << plan.err;
     EXPECT_NE(plan.out.find("\"pu\":" + last + ","), std::string::npos) << plan.out;
     expect_one_line_error(run("taskset -c " + last + " " + run_tool + " --bind 2,scatter --print-plan"), "ccnuma-run",
-                          "needs 2 PUs but only 1 are allowed (" + last + ")");
+                          "needs 2 PUs but only 1 is allowed (" + last + ")");
     expect_threads_on_plan("taskset -c " + last + " ", "1,scatter");
 }
 

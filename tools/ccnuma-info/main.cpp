@@ -74,7 +74,7 @@ void print_text(const ccnuma::topology& t, const ccnuma::kernel_settings& k,
     std::printf("  %s%s%s\n", pad("node", 6).c_str(), pad("memory", 11).c_str(), "cpus");
     for (const auto& n : t.numa_nodes())
         std::printf("  %s%s%s\n", pad(std::to_string(n.os_index), 6).c_str(), pad(bytes(n.memory_bytes), 11).c_str(),
-                    n.cpus.empty() ? "(none: CPU-less memory)" : format_list(n.cpus).c_str());
+                    n.cpus.empty() ? "(none allowed: CPU-less memory or all CPUs masked)" : format_list(n.cpus).c_str());
 
     std::puts("\npackages");
     std::printf("  %s%s%s%s\n", pad("pkg", 6).c_str(), pad("cores", 7).c_str(), pad("nodes", 8).c_str(), "PUs");

@@ -28,7 +28,10 @@ constexpr const char* usage =
     "  --json           with --print-plan: one JSON object\n"
     "  --verify         check inside every thread that it runs on its planned PU, then run the command\n"
     "  --oversubscribe  allow more threads than allowed PUs\n"
-    "  --quiet          no notes on stderr\n";
+    "  --quiet, -q      no notes on stderr\n"
+    "  --bind, -b SPEC  also --bind=SPEC\n"
+    "exit status: the command's own; 2 usage error, 1 bad spec or topology, 3 binding check\n"
+    "failed, 127 command not executable\n";
 
 // Hidden mode: the binding check must run in a fresh process, because the OpenMP runtime reads
 // the variables this tool exports only at start-up.
@@ -59,6 +62,7 @@ options parse(int argc, char** argv) {
             o.spec = argv[++i];
         } else if (a.substr(0, 7) == "--bind=") {
             o.spec = std::string(a.substr(7));
+            if (o.spec.empty()) throw usage_error{"--bind= needs a spec, e.g. --bind=4,scatter"};
         } else if (a == "--oversubscribe") {
             o.oversubscribe = true;
         } else if (a == "--print-plan") {
@@ -78,6 +82,7 @@ options parse(int argc, char** argv) {
     }
     for (; i < argc; ++i) o.command.push_back(argv[i]);
     if (o.json && !o.print_plan) throw usage_error{"--json goes with --print-plan"};
+    if (o.print_plan && o.verify) throw usage_error{"--print-plan runs nothing, so there is nothing to --verify"};
     if (!o.print_plan && !o.verify && o.command.empty())
         throw usage_error{"nothing to do: give a command, --print-plan or --verify (see ccnuma-run --help)"};
     return o;
