@@ -5,6 +5,8 @@
 #include <ccnuma/detail/binding_stats.hpp>
 #include <ccnuma/error.hpp>
 
+#include "../support/load_topology.hpp"
+
 #include <gtest/gtest.h>
 #include <omp.h>
 
@@ -23,13 +25,7 @@ std::string machine(const std::string& name) {
     return line;
 }
 
-ccnuma::topology load(const std::string& source, const std::string& cpuset = {}) {
-    ccnuma::topology_options o;
-    o.source = source;
-    o.cpuset = cpuset;
-    o.use_environment = false;
-    return ccnuma::topology::load(o);
-}
+using test_support::load;
 
 std::vector<unsigned> pus_of(const ccnuma::binding_plan& plan) {
     std::vector<unsigned> v;

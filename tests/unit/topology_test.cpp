@@ -1,6 +1,8 @@
 #include <ccnuma/error.hpp>
 #include <ccnuma/topology.hpp>
 
+#include "../support/load_topology.hpp"
+
 #include <gtest/gtest.h>
 #include <sched.h>
 
@@ -10,13 +12,7 @@
 
 namespace {
 
-ccnuma::topology load(const std::string& source, const std::string& cpuset = {}) {
-    ccnuma::topology_options o;
-    o.source = source;
-    o.cpuset = cpuset;
-    o.use_environment = false;
-    return ccnuma::topology::load(o);
-}
+using test_support::load;
 
 TEST(Topology, SyntheticModernMachine) {
     const auto t = load("pack:2 numa:4 core:8 pu:2");
