@@ -3,6 +3,7 @@
 /// Umbrella header: includes every public ccnuma header.
 
 #include <ccnuma/binding.hpp>
+#include <ccnuma/emulated_machine.hpp>
 #include <ccnuma/error.hpp>
 #include <ccnuma/system.hpp>
 #include <ccnuma/topology.hpp>

@@ -1,0 +1,82 @@
+#pragma once
+/// @file
+/// The shape of an emulated multi-node machine (the guest that `ccnuma-vm` boots), and how a
+/// program finds out that it runs inside one.
+///
+///     if (auto vm = ccnuma::emulated_machine::current())
+///         std::printf("inside ccnuma-vm: %s\n", vm->to_string().c_str());
+///     else
+///         std::puts("not in the emulated machine: run me with ccnuma-vm --nodes 2 -- ...");
+///
+/// Inside a guest, `ccnuma-vm` writes the shape to /etc/ccnuma-vm and exports it as $CCNUMA_VM,
+/// both in the to_string() format. Only the file is trusted by current(), because an environment
+/// variable leaks into host processes all too easily.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace ccnuma {
+
+struct emulated_machine {
+    /// NUMA nodes; node n owns CPUs [n*cpus_per_node(), (n+1)*cpus_per_node()).
+    unsigned nodes = 2;
+    /// Packages; 0 means one per node. Either a multiple of nodes (a node spans several
+    /// packages) or a divisor of it (sub-NUMA clustering: a package holds several nodes).
+    unsigned sockets = 0;
+    unsigned cores_per_node = 2;
+    unsigned threads_per_core = 1;
+    std::uint64_t mem_per_node = std::uint64_t{512} << 20;
+    /// SLIT distances, nodes x nodes, 10 on the diagonal; empty means QEMU's default (10 local,
+    /// 20 remote).
+    std::vector<std::vector<unsigned>> distances;
+    /// Transparent huge pages in the guest: "always", "madvise" or "never".
+    std::string thp = "madvise";
+    /// kernel.numa_balancing in the guest: 0 or 1. Off by default so that placement stays where
+    /// the program put it.
+    unsigned numa_balancing = 0;
+
+    unsigned effective_sockets() const noexcept { return sockets == 0 ? nodes : sockets; }
+    unsigned cpus_per_node() const noexcept { return cores_per_node * threads_per_core; }
+    unsigned total_cpus() const noexcept { return nodes * cpus_per_node(); }
+    std::uint64_t total_memory() const noexcept { return mem_per_node * nodes; }
+
+    /// Throws ccnuma::error (errc::invalid_argument) naming the field, its value and the valid
+    /// range when the machine cannot be built: 0 nodes, cores or threads; more than 64 nodes or
+    /// 255 CPUs; sockets that do not divide evenly; less than 64 MiB or an odd number of MiB per
+    /// node; a distance matrix of the wrong size, off-diagonal entries outside 11..254 or a
+    /// diagonal other than 10; an unknown THP mode.
+    void validate() const;
+
+    /// "nodes=2 sockets=2 cores-per-node=2 threads-per-core=1 mem-per-node=512M thp=madvise
+    /// numa-balancing=0" plus " distances=10,20;20,10" when distances are given.
+    std::string to_string() const;
+
+    /// Parses the to_string() format (keys in any order, missing keys keep their defaults) and
+    /// validates. Throws ccnuma::error pointing at the bad token.
+    static emulated_machine parse(std::string_view text);
+
+    /// "10,20;20,10": rows separated by ';', entries by ','. Only the syntax is checked here;
+    /// validate() checks the values against the number of nodes.
+    static std::vector<std::vector<unsigned>> parse_distances(std::string_view text);
+
+    /// The shape of the guest this process runs in (read from /etc/ccnuma-vm), or nullopt on
+    /// any other machine. Throws ccnuma::error if the file exists but is malformed.
+    static std::optional<emulated_machine> current();
+
+    /// Equal shapes; sockets compare by effective_sockets().
+    friend bool operator==(const emulated_machine& a, const emulated_machine& b) noexcept;
+};
+
+/// Parses a memory size as numactl and QEMU write it: a number of bytes with an optional suffix
+/// K, M, G or T (binary multiples, case-insensitive, optionally followed by "iB" or "B"), as in
+/// "512M", "1G" or "2GiB". Fractions such as "1.5G" are rejected. Throws ccnuma::error naming
+/// `what` for anything else or for an overflow.
+std::uint64_t parse_size(std::string_view text, std::string_view what = "size");
+
+/// The inverse of parse_size() for whole multiples: 536870912 -> "512M", 1536 -> "1536".
+std::string format_size(std::uint64_t bytes);
+
+}  // namespace ccnuma

@@ -1,0 +1,306 @@
+// ccnuma-vm: runs a command inside an emulated multi-node machine (QEMU booting Debian's cloud
+// kernel with -numa nodes), so first touch, mbind, interleave, move_pages and THP behave as on
+// a multi-socket server. Only speed is not emulated.
+
+#include "guest.hpp"
+#include "kit.hpp"
+#include "process.hpp"
+#include "qemu.hpp"
+
+#include <ccnuma/emulated_machine.hpp>
+#include <ccnuma/error.hpp>
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cctype>
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <string_view>
+#include <vector>
+
+extern char** environ;
+
+namespace {
+
+using namespace tools::vm;
+
+constexpr const char* usage =
+    "usage: ccnuma-vm [--nodes N] [--cores-per-node C] [--threads-per-core T] [--sockets S]\n"
+    "                 [--mem-per-node SIZE] [--distances \"10,20;20,10\"] [--thp always|madvise|never]\n"
+    "                 [--numa-balancing 0|1] [--copy PATH]... [--env NAME=VALUE]... [--timeout SEC]\n"
+    "                 [--keep-going] [--accel auto|tcg|kvm] [--verbose] -- command [args...]\n"
+    "       ccnuma-vm --setup\n"
+    "  Boots an emulated machine with N NUMA nodes (default 2) of C cores (default 2) and runs the\n"
+    "  command in it, with the host's OMP_*, GOMP_*, KMP_*, CCNUMA_* and LD_LIBRARY_PATH variables.\n"
+    "  --sockets S       packages (default one per node; a divisor of N for sub-NUMA clusters)\n"
+    "  --mem-per-node    memory of each node (default 512M)\n"
+    "  --distances       SLIT matrix, rows separated by ';' (default 10 local, 20 remote)\n"
+    "  --thp             transparent huge pages in the guest (default madvise)\n"
+    "  --numa-balancing  kernel.numa_balancing in the guest (default 0)\n"
+    "  --copy PATH       also put PATH (file or directory, with the libraries of ELF files) into\n"
+    "                    the guest, at the same path\n"
+    "  --env NAME=VALUE  set a variable in the guest\n"
+    "  --timeout SEC     stop the guest after SEC seconds, boot included (default 600)\n"
+    "  --keep-going      let the guest kernel go on after an oops (default: an oops panics the\n"
+    "                    guest); the oops is reported as a warning\n"
+    "  --accel           tcg, kvm, or auto: KVM only if a probe boot with it succeeded (default)\n"
+    "  --verbose, -v     report installation, the QEMU command line and boot/run times\n"
+    "  --setup           install what is needed into the cache, print it, and exit\n"
+    "exit status: the command's own; 1 impossible machine or setup failure, 2 usage error,\n"
+    "124 timeout, 125 guest failure (kernel panic, no boot), 126 command not executable,\n"
+    "127 command not found\n";
+
+struct options {
+    request req;
+    std::string accel = "auto";
+    bool setup = false;
+};
+
+unsigned number(std::string_view opt, const std::string& value) {
+    char* end = nullptr;
+    errno = 0;
+    const unsigned long v = std::strtoul(value.c_str(), &end, 10);
+    if (value.empty() || !std::isdigit(static_cast<unsigned char>(value[0])) || *end != '\0' || errno != 0 ||
+        v > 100000)
+        throw failure(exit_usage, std::string(opt) + " needs a whole number, not \"" + value + "\"");
+    return static_cast<unsigned>(v);
+}
+
+bool valid_name(std::string_view name) {
+    if (name.empty() || std::isdigit(static_cast<unsigned char>(name[0]))) return false;
+    for (char c : name)
+        if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_') return false;
+    return true;
+}
+
+std::string absolute(const std::string& p) { return std::filesystem::absolute(p).lexically_normal().string(); }
+
+options parse(int argc, char** argv) {
+    options o;
+    auto& m = o.req.shape;
+    bool sockets_given = false;
+    int i = 1;
+    for (; i < argc; ++i) {
+        std::string a = argv[i];
+        if (a == "--") {
+            ++i;
+            break;
+        }
+        if (a.empty() || a[0] != '-') break;
+        std::string value;
+        bool has_value = false;
+        if (const auto eq = a.find('='); a.rfind("--", 0) == 0 && eq != std::string::npos) {
+            value = a.substr(eq + 1);
+            a = a.substr(0, eq);
+            has_value = true;
+        }
+        auto arg = [&]() -> std::string {
+            if (has_value) return value;
+            if (i + 1 == argc) throw failure(exit_usage, a + " needs a value (see ccnuma-vm --help)");
+            return argv[++i];
+        };
+        auto flag = [&] {
+            if (has_value) throw failure(exit_usage, a + " takes no value");
+        };
+        if (a == "--nodes") m.nodes = number(a, arg());
+        else if (a == "--cores-per-node") m.cores_per_node = number(a, arg());
+        else if (a == "--threads-per-core") m.threads_per_core = number(a, arg());
+        else if (a == "--sockets") {
+            m.sockets = number(a, arg());
+            sockets_given = true;
+            if (m.sockets == 0) throw failure(exit_usage, "--sockets needs at least 1");
+        } else if (a == "--mem-per-node") m.mem_per_node = ccnuma::parse_size(arg(), "--mem-per-node");
+        else if (a == "--distances") m.distances = ccnuma::emulated_machine::parse_distances(arg());
+        else if (a == "--thp") m.thp = arg();
+        else if (a == "--numa-balancing") m.numa_balancing = number(a, arg());
+        else if (a == "--copy") {
+            const std::string p = arg();
+            if (::access(p.c_str(), F_OK) != 0)
+                throw failure(exit_not_found, "--copy " + p + ": " + std::strerror(errno));
+            o.req.copies.push_back(absolute(p));
+        } else if (a == "--env") {
+            const std::string kv = arg();
+            const auto eq = kv.find('=');
+            if (eq == std::string::npos || !valid_name(kv.substr(0, eq)))
+                throw failure(exit_usage, "--env needs NAME=VALUE with NAME a shell variable name, not \"" + kv + "\"");
+            o.req.env.emplace_back(kv.substr(0, eq), kv.substr(eq + 1));
+        } else if (a == "--timeout") {
+            const std::string t = arg();
+            char* end = nullptr;
+            const double s = std::strtod(t.c_str(), &end);
+            if (t.empty() || *end != '\0' || !(s > 0) || s > 86400)
+                throw failure(exit_usage, "--timeout needs seconds in (0, 86400], not \"" + t + "\"");
+            o.req.timeout_s = s;
+        } else if (a == "--keep-going") {
+            flag();
+            o.req.keep_going = true;
+        } else if (a == "--accel") {
+            o.accel = arg();
+            if (o.accel != "auto" && o.accel != "tcg" && o.accel != "kvm")
+                throw failure(exit_usage, "--accel " + o.accel + " is unknown (expected auto, tcg or kvm)");
+        } else if (a == "--verbose" || a == "-v") {
+            flag();
+            o.req.verbose = true;
+        } else if (a == "--setup") {
+            flag();
+            o.setup = true;
+        } else if (a == "-h" || a == "--help") {
+            std::fputs(usage, stdout);
+            std::exit(0);
+        } else {
+            throw failure(exit_usage, "unknown option \"" + a + "\" (see ccnuma-vm --help)");
+        }
+    }
+    if (!sockets_given) m.sockets = 0;
+    for (; i < argc; ++i) o.req.command.emplace_back(argv[i]);
+    if (o.req.command.empty() && !o.setup) throw failure(exit_usage, "no command given (see ccnuma-vm --help)");
+    return o;
+}
+
+// The command as the guest will run it: an absolute path to a regular, executable host file.
+std::string resolve_command(const std::string& name) {
+    std::string path = name.find('/') != std::string::npos ? name : find_in_path(name);
+    if (path.empty()) throw failure(exit_not_found, "command \"" + name + "\" not found in PATH");
+    struct stat st {};
+    if (::stat(path.c_str(), &st) != 0) throw failure(exit_not_found, "command " + path + ": " + std::strerror(errno));
+    if (!S_ISREG(st.st_mode) || ::access(path.c_str(), X_OK) != 0)
+        throw failure(exit_not_executable, "command " + path + " is not an executable file");
+    return absolute(path);
+}
+
+std::uint64_t host_available_memory() {
+    std::ifstream in("/proc/meminfo");
+    std::string key;
+    std::uint64_t kib = 0;
+    std::string unit;
+    while (in >> key >> kib >> unit)
+        if (key == "MemAvailable:") return kib << 10;
+    return 0;
+}
+
+std::string gib(std::uint64_t bytes) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.1f GiB", static_cast<double>(bytes) / (1u << 30));
+    return buf;
+}
+
+// Variables the guest inherits from the host: those that steer OpenMP and ccnuma, and the
+// library path ldd used when it resolved the command's libraries.
+void inherit_environment(request& r) {
+    std::vector<std::pair<std::string, std::string>> inherited;
+    for (char** e = environ; *e; ++e) {
+        const std::string kv = *e;
+        const auto eq = kv.find('=');
+        if (eq == std::string::npos) continue;
+        const std::string name = kv.substr(0, eq);
+        const bool steer = name.rfind("OMP_", 0) == 0 || name.rfind("GOMP_", 0) == 0 || name.rfind("KMP_", 0) == 0 ||
+                           (name.rfind("CCNUMA_", 0) == 0 && name.rfind("CCNUMA_VM", 0) != 0) ||
+                           name == "LD_LIBRARY_PATH";
+        if (steer && valid_name(name)) inherited.emplace_back(name, kv.substr(eq + 1));
+    }
+    r.env.insert(r.env.begin(), inherited.begin(), inherited.end());  // --env comes last and wins
+}
+
+int run(int argc, char** argv) {
+    options o = parse(argc, argv);
+    request& r = o.req;
+    if (o.setup) {
+        const kit k = prepare_kit(true);
+        std::printf("cache   %s\nqemu    %s\nkernel  %s (%s)\nbusybox %s\nkvm     %s\n", k.cache_dir.c_str(),
+                    k.qemu.c_str(), k.kernel.c_str(), k.kernel_package.c_str(), k.busybox.c_str(),
+                    kvm_usable(k, true) ? "usable" : "not usable, TCG is used");
+        return 0;
+    }
+    // Everything that can be checked without booting is checked before the kit is touched.
+    r.shape.validate();
+    const std::uint64_t available = host_available_memory();
+    if (available != 0 && r.shape.total_memory() > available)
+        throw failure(exit_setup, "the machine needs " + gib(r.shape.total_memory()) + " of memory (" +
+                                      std::to_string(r.shape.nodes) + " nodes x " +
+                                      ccnuma::format_size(r.shape.mem_per_node) + ") but the host has " +
+                                      gib(available) + " available (lower --mem-per-node or --nodes)");
+    r.command[0] = resolve_command(r.command[0]);
+    char cwd[4096];
+    if (::getcwd(cwd, sizeof cwd)) r.cwd = cwd;
+    inherit_environment(r);
+
+    const double t0 = now_seconds();
+    const kit k = prepare_kit(r.verbose);
+    const double t_kit = now_seconds();
+    const accel a = o.accel == "kvm" ? accel::kvm : o.accel == "tcg" ? accel::tcg
+                                                   : kvm_usable(k, r.verbose) ? accel::kvm
+                                                                               : accel::tcg;
+    const std::string image = (std::filesystem::temp_directory_path() /
+                               ("ccnuma-vm-" + std::to_string(::getpid()) + ".cpio")).string();
+    struct remove_image {
+        std::string path;
+        ~remove_image() { std::filesystem::remove(path); }
+    } cleanup{image};
+    const std::uint64_t image_bytes = build_image(k, r, image);
+    const double t_image = now_seconds();
+    const auto args = qemu_arguments(r.shape, k, image, a, r.keep_going);
+    if (r.verbose) {
+        std::string line = k.qemu;
+        for (const auto& x : args) line += " " + sh_quote(x);
+        std::fprintf(stderr, "ccnuma-vm: %s\n", line.c_str());
+    }
+    const guest_run g = run_qemu(k.qemu, args, std::max(0.1, r.timeout_s - (now_seconds() - t0)), true);
+    if (r.verbose)
+        std::fprintf(stderr,
+                     "ccnuma-vm: kit %.2f s, image %.1f MiB in %.2f s, boot %.2f s, command and power-off %.2f s, "
+                     "total %.2f s (%s)\n",
+                     t_kit - t0, static_cast<double>(image_bytes) / (1 << 20), t_image - t_kit, g.boot_s,
+                     g.total_s - g.boot_s, now_seconds() - t0, a == accel::kvm ? "kvm" : "tcg");
+
+    std::string command_line;
+    for (const auto& x : r.command) command_line += (command_line.empty() ? "" : " ") + x;
+    auto console_hint = [&] {
+        const std::string log = (std::filesystem::temp_directory_path() /
+                                 ("ccnuma-vm-" + std::to_string(::getpid()) + ".console")).string();
+        std::ofstream(log) << g.console << "\n--- qemu ---\n" << g.qemu_error;
+        return " (console log: " + log + ")";
+    };
+    if (g.exited) {
+        if (!g.oops.empty())
+            std::fprintf(stderr, "ccnuma-vm: warning: the guest kernel reported \"%s\"\n", g.oops.c_str());
+        return g.exit_status;
+    }
+    if (g.timed_out)
+        throw failure(exit_timeout, "timeout: \"" + command_line + "\" did not finish within " +
+                                        std::to_string(static_cast<long>(r.timeout_s)) + " s" +
+                                        (g.booted ? "" : " (the guest had not even booted)") +
+                                        "; the guest was stopped");
+    if (!g.setup_failed.empty()) throw failure(exit_guest, "guest setup failed: " + g.setup_failed);
+    if (!g.panic.empty()) throw failure(exit_guest, "guest kernel panic: " + g.panic + console_hint());
+    if (!g.booted) {
+        const std::string why = last_line(g.qemu_error.empty() ? g.console : g.qemu_error);
+        throw failure(exit_guest, "the guest did not boot: " + (why.empty() ? "no output" : why) + console_hint());
+    }
+    throw failure(exit_guest, "the guest stopped before \"" + command_line + "\" finished: " +
+                                  last_line(g.console) + console_hint());
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    try {
+        return run(argc, argv);
+    } catch (const failure& f) {
+        std::fprintf(stderr, "ccnuma-vm: %s\n", f.what());
+        return f.exit_code;
+    } catch (const ccnuma::error& e) {
+        std::string_view msg = e.what();
+        if (msg.rfind("ccnuma: ", 0) == 0) msg.remove_prefix(8);
+        std::fprintf(stderr, "ccnuma-vm: %.*s\n", static_cast<int>(msg.size()), msg.data());
+        return exit_setup;
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "ccnuma-vm: %s\n", e.what());
+        return exit_setup;
+    }
+}

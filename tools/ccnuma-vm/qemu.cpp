@@ -1,0 +1,245 @@
+#include "qemu.hpp"
+
+#include "image.hpp"
+#include "process.hpp"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+namespace tools::vm {
+
+namespace {
+
+std::string mib(std::uint64_t bytes) { return std::to_string(bytes >> 20) + "M"; }
+
+void write_all(int fd, const char* data, std::size_t n) {
+    while (n > 0) {
+        const ssize_t w = ::write(fd, data, n);
+        if (w < 0) {
+            if (errno == EINTR) continue;
+            return;  // our reader went away (e.g. `| head`); keep draining the guest regardless
+        }
+        data += w;
+        n -= static_cast<std::size_t>(w);
+    }
+}
+
+// The line of `text` that contains `needle`, or "".
+std::string line_with(const std::string& text, const char* needle) {
+    const auto at = text.find(needle);
+    if (at == std::string::npos) return {};
+    const auto begin = text.rfind('\n', at);
+    auto end = text.find_first_of("\r\n", at);
+    if (end == std::string::npos) end = text.size();
+    std::string line = text.substr(begin == std::string::npos ? 0 : begin + 1, end - (begin == std::string::npos ? 0 : begin + 1));
+    // Drop the "[    1.234567] " timestamp.
+    if (line.starts_with('[')) {
+        const auto close = line.find("] ");
+        if (close != std::string::npos) line.erase(0, close + 2);
+    }
+    return line;
+}
+
+}  // namespace
+
+std::vector<std::string> qemu_arguments(const ccnuma::emulated_machine& m, const kit& k, const std::string& image,
+                                        accel a, bool keep_going) {
+    std::vector<std::string> v = {"-nodefaults", "-no-user-config", "-display", "none", "-monitor", "none", "-no-reboot"};
+    if (a == accel::kvm) {
+        v.insert(v.end(), {"-accel", "kvm", "-cpu", "host"});
+    } else {
+        // "max" gives the guest every instruction TCG can emulate (AVX2 in QEMU 7.2), so a host
+        // binary built with -march=x86-64-v3 still runs.
+        v.insert(v.end(), {"-accel", "tcg,thread=multi", "-cpu", "max"});
+    }
+    const unsigned cpus = m.total_cpus(), sockets = m.effective_sockets();
+    v.insert(v.end(), {"-m", mib(m.total_memory()), "-smp",
+                       "cpus=" + std::to_string(cpus) + ",sockets=" + std::to_string(sockets) +
+                           ",cores=" + std::to_string(cpus / sockets / m.threads_per_core) +
+                           ",threads=" + std::to_string(m.threads_per_core)});
+    for (unsigned n = 0; n < m.nodes; ++n) {
+        const unsigned first = n * m.cpus_per_node(), last = first + m.cpus_per_node() - 1;
+        v.insert(v.end(), {"-object", "memory-backend-ram,id=m" + std::to_string(n) + ",size=" + mib(m.mem_per_node),
+                           "-numa",
+                           "node,nodeid=" + std::to_string(n) + ",cpus=" + std::to_string(first) +
+                               (last != first ? "-" + std::to_string(last) : std::string()) + ",memdev=m" +
+                               std::to_string(n)});
+    }
+    for (unsigned i = 0; i < m.distances.size(); ++i)
+        for (unsigned j = 0; j < m.distances[i].size(); ++j)
+            if (i != j)
+                v.insert(v.end(), {"-numa", "dist,src=" + std::to_string(i) + ",dst=" + std::to_string(j) +
+                                                ",val=" + std::to_string(m.distances[i][j])});
+    // panic=-1 turns a panic into a reset, which -no-reboot turns into QEMU's exit.
+    std::string cmdline = "console=ttyS0 panic=-1 quiet mitigations=off";
+    if (!keep_going) cmdline += " oops=panic";
+    v.insert(v.end(), {"-kernel", k.kernel, "-initrd", image, "-append", cmdline});
+    for (int fd = 3; fd <= 6; ++fd) v.insert(v.end(), {"-serial", "file:/dev/fd/" + std::to_string(fd)});
+    return v;
+}
+
+guest_run run_qemu(const std::string& qemu, const std::vector<std::string>& args, double timeout_s, bool forward,
+                   bool abort_on_kvm_error) {
+    enum { con, out, err, st, qerr, channels };
+    int pipes[channels][2];
+    for (auto& p : pipes)
+        if (::pipe2(p, O_CLOEXEC) != 0) throw failure(exit_setup, std::string("cannot create a pipe: ") + std::strerror(errno));
+    std::vector<std::string> argv = {qemu};
+    argv.insert(argv.end(), args.begin(), args.end());
+    std::vector<char*> cargv;
+    for (auto& a : argv) cargv.push_back(a.data());
+    cargv.push_back(nullptr);
+
+    const double start = now_seconds();
+    const pid_t pid = ::fork();
+    if (pid < 0) throw failure(exit_setup, std::string("cannot fork: ") + std::strerror(errno));
+    if (pid == 0) {
+        // QEMU must not outlive us, e.g. when ctest kills a test at its timeout.
+        ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+        // Move every write end out of the way first: a pipe may already sit on 3..6.
+        int high[channels];
+        for (int i = 0; i < channels; ++i) high[i] = ::fcntl(pipes[i][1], F_DUPFD_CLOEXEC, 64);
+        for (int i = 0; i < 4; ++i) ::dup2(high[i], 3 + i);
+        const int null = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+        ::dup2(null, 0);
+        ::dup2(high[qerr], 1);
+        ::dup2(high[qerr], 2);
+        ::execv(cargv[0], cargv.data());
+        const std::string msg = qemu + ": " + std::strerror(errno) + "\n";
+        (void)!::write(2, msg.data(), msg.size());
+        ::_exit(127);
+    }
+    for (auto& p : pipes) ::close(p[1]);
+
+    guest_run r;
+    std::string status;
+    pollfd fds[channels];
+    for (int i = 0; i < channels; ++i) fds[i] = {pipes[i][0], POLLIN, 0};
+    int open_fds = channels;
+    const double deadline = start + timeout_s;
+    double grace_deadline = 0;  // after "exit N", QEMU gets a few seconds to power off
+    bool killed = false;
+    char buf[65536];
+    auto stop = [&] {
+        if (!killed) ::kill(pid, SIGKILL);
+        killed = true;
+    };
+    while (open_fds > 0) {
+        const double limit = grace_deadline > 0 ? std::min(deadline, grace_deadline) : deadline;
+        const double left = limit - now_seconds();
+        if (left <= 0 && !killed) {
+            if (!r.exited) r.timed_out = true;
+            stop();
+        }
+        const int wait_ms = killed ? -1 : static_cast<int>(std::ceil(std::max(left, 0.0) * 1000));
+        const int ready = ::poll(fds, channels, wait_ms);
+        if (ready < 0 && errno != EINTR) break;
+        for (int i = 0; i < channels && ready > 0; ++i) {
+            if (fds[i].fd < 0 || fds[i].revents == 0) continue;
+            const ssize_t n = ::read(fds[i].fd, buf, sizeof buf);
+            if (n <= 0) {
+                if (n < 0 && errno == EINTR) continue;
+                ::close(fds[i].fd);
+                fds[i].fd = -1;
+                --open_fds;
+                continue;
+            }
+            const auto len = static_cast<std::size_t>(n);
+            switch (i) {
+            case out:
+                if (forward) write_all(1, buf, len);
+                break;
+            case err:
+                if (forward) write_all(2, buf, len);
+                break;
+            case con:
+                r.console.append(buf, len);
+                if (r.console.size() > (std::size_t{1} << 20)) r.console.erase(0, r.console.size() - (std::size_t{1} << 19));
+                break;
+            case qerr:
+                r.qemu_error.append(buf, len);
+                if (abort_on_kvm_error && (r.qemu_error.find("KVM internal error") != std::string::npos ||
+                                           r.qemu_error.find("emulation failure") != std::string::npos))
+                    stop();
+                break;
+            case st: {
+                status.append(buf, len);
+                std::size_t nl;
+                while ((nl = status.find('\n')) != std::string::npos) {
+                    std::string line = status.substr(0, nl);
+                    status.erase(0, nl + 1);
+                    while (!line.empty() && line.back() == '\r') line.pop_back();
+                    if (line == "booted") {
+                        r.booted = true;
+                        r.boot_s = now_seconds() - start;
+                    } else if (line.rfind("exit ", 0) == 0) {
+                        r.exited = true;
+                        r.exit_status = std::atoi(line.c_str() + 5);
+                        grace_deadline = now_seconds() + 10;
+                    } else if (line.rfind("setup-failed ", 0) == 0) {
+                        r.setup_failed = line.substr(13);
+                    }
+                }
+                break;
+            }
+            }
+        }
+    }
+    int raw = 0;
+    while (::waitpid(pid, &raw, 0) < 0 && errno == EINTR) {
+    }
+    r.total_s = now_seconds() - start;
+    r.panic = line_with(r.console, "Kernel panic - not syncing");
+    for (const char* o : {"Oops:", "BUG:", "general protection fault"}) {
+        if (r.oops.empty()) r.oops = line_with(r.console, o);
+    }
+    return r;
+}
+
+bool kvm_usable(const kit& k, bool verbose) {
+    const int fd = ::open("/dev/kvm", O_RDWR | O_CLOEXEC);
+    if (fd < 0) return false;
+    ::close(fd);
+    const std::filesystem::path record = std::filesystem::path(k.cache_dir) / "kvm-probe";
+    {
+        std::ifstream in(record);
+        std::string package, verdict;
+        if (std::getline(in, package) && std::getline(in, verdict) && package == k.kernel_package) return verdict == "ok";
+    }
+    request probe;
+    probe.shape.nodes = 2;
+    probe.shape.cores_per_node = 1;
+    probe.shape.mem_per_node = std::uint64_t{128} << 20;
+    probe.command = {"/.ccnuma-vm/busybox", "true"};
+    const std::string image = k.cache_dir + "/kvm-probe.cpio";
+    {
+        initramfs img;
+        for (const char* d : {"/proc", "/sys", "/dev", "/tmp", "/root", "/etc"}) img.add_directory(d);
+        img.add_host_file_as("/.ccnuma-vm/busybox", k.busybox, 0755);
+        img.add_bytes("/init", init_script(probe), 0755);
+        img.write(image);
+    }
+    const guest_run r = run_qemu(k.qemu, qemu_arguments(probe.shape, k, image, accel::kvm, false), 20, false, true);
+    std::filesystem::remove(image);
+    const bool ok = r.exited && r.exit_status == 0;
+    if (verbose)
+        std::fprintf(stderr, "ccnuma-vm: KVM probe %s%s\n", ok ? "succeeded" : "failed, using TCG",
+                     ok ? "" : (": " + last_line(r.qemu_error.empty() ? r.console : r.qemu_error)).c_str());
+    std::ofstream(record) << k.kernel_package << '\n' << (ok ? "ok" : "failed") << '\n';
+    return ok;
+}
+
+}  // namespace tools::vm

@@ -1,0 +1,41 @@
+#pragma once
+// Booting the guest: the QEMU command line for a machine shape, and the run itself, which
+// forwards the command's output while it runs and watches the console for panics.
+
+#include "guest.hpp"
+#include "kit.hpp"
+
+#include <string>
+#include <vector>
+
+namespace tools::vm {
+
+enum class accel { tcg, kvm };
+
+/// The QEMU arguments (without the program) for shape, kernel and image. The four serial ports
+/// are written to the already-open descriptors 3 (console), 4 (stdout), 5 (stderr), 6 (status).
+std::vector<std::string> qemu_arguments(const ccnuma::emulated_machine& shape, const kit& k, const std::string& image,
+                                        accel a, bool keep_going);
+
+struct guest_run {
+    bool booted = false, exited = false, timed_out = false;
+    int exit_status = -1;       ///< the command's, when exited
+    std::string setup_failed;   ///< why /init gave up before the command
+    std::string panic;          ///< "Kernel panic - not syncing: ..." line
+    std::string oops;           ///< first oops/BUG line
+    std::string qemu_error;     ///< QEMU's own stderr
+    std::string console;        ///< kernel console (tail)
+    double boot_s = 0, total_s = 0;
+};
+
+/// Runs QEMU with `args`, forwarding guest stdout/stderr to ours when `forward`. Stops QEMU at
+/// the deadline, and at once when `abort_on_kvm_error` and QEMU reports a KVM internal error.
+guest_run run_qemu(const std::string& qemu, const std::vector<std::string>& args, double timeout_s, bool forward,
+                   bool abort_on_kvm_error = false);
+
+/// Whether KVM boots this kernel here. Probed once with a trivial guest, and remembered in the
+/// cache per kernel: on some hosts (nested virtualization) a KVM guest stops at the first
+/// instruction KVM cannot emulate, so TCG is the default until a probe succeeds.
+bool kvm_usable(const kit& k, bool verbose);
+
+}  // namespace tools::vm
