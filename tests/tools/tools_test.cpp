@@ -4,6 +4,8 @@
 #include <ccnuma/binding.hpp>
 #include <ccnuma/topology.hpp>
 
+#include "../support/run.hpp"
+
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 
@@ -15,19 +17,13 @@
 #include <string>
 #include <vector>
 
+
 namespace {
 
-struct result {
-    int status = -1;  // exit status; 128+N when killed by signal N
-    std::string out, err;
-};
-
-std::string slurp(const std::string& path) {
-    std::ifstream in(path);
-    std::stringstream s;
-    s << in.rdbuf();
-    return s.str();
-}
+using test_support::expect_one_line_error;
+using test_support::quote;
+using test_support::result;
+using test_support::slurp;
 
 std::string topologies() { return CCNUMA_TOPOLOGY_DIR; }
 
@@ -37,28 +33,12 @@ std::string synthetic(const std::string& name) {
     return s;
 }
 
-std::string quote(const std::string& s) {
-    std::string q = "'";
-    for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
-    return q + "'";
-}
-
-// Runs a shell command line from the source tree's tests/ directory, so relative topology paths
-// in golden files are stable.
-result run(const std::string& command) {
-    const std::string base = ::testing::TempDir() + "ccnuma_tools_" + std::to_string(::getpid());
-    const std::string line = "cd " + quote(std::string(CCNUMA_TOPOLOGY_DIR) + "/..") + " && " + command + " >" +
-                             base + ".out 2>" + base + ".err";
-    const int raw = std::system(line.c_str());
-    result r;
-    r.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : 128 + WTERMSIG(raw);
-    r.out = slurp(base + ".out");
-    r.err = slurp(base + ".err");
-    return r;
-}
+// From the source tree's tests/ directory, so relative topology paths in golden files are stable.
+result run(const std::string& command) { return test_support::run(command, topologies() + "/.."); }
 
 const std::string info = CCNUMA_INFO;
 const std::string run_tool = CCNUMA_RUN;
+const std::string vm_tool = CCNUMA_VM;
 
 std::string golden(const std::string& name) { return slurp(std::string(CCNUMA_GOLDEN_DIR) + "/" + name); }
 
@@ -99,15 +79,6 @@ TEST(Golden, InfoOnAnXmlMachine) {
 
 // --- bad input ------------------------------------------------------------------------------
 
-void expect_one_line_error(const result& r, const std::string& tool, const std::string& fragment) {
-    EXPECT_GT(r.status, 0);
-    EXPECT_LT(r.status, 128) << "the tool crashed";
-    EXPECT_TRUE(r.out.empty()) << r.out;
-    ASSERT_FALSE(r.err.empty());
-    EXPECT_EQ(r.err.find('\n'), r.err.size() - 1) << "stderr must be one line: " << r.err;
-    EXPECT_EQ(r.err.rfind(tool + ": ", 0), 0u) << r.err;
-    EXPECT_NE(r.err.find(fragment), std::string::npos) << r.err;
-}
 
 TEST(BadInput, SpecsGetOneLineThatPointsAtTheToken) {
     const std::vector<std::pair<std::string, std::string>> cases = {
@@ -235,6 +206,58 @@ TEST(Info, ThisMachineAsJsonAndText) {
     for (const char* section : {"NUMA nodes", "packages", "caches", "node distances", "kernel (this host)",
                                 "numa_balancing", "THP", "tree", "warnings"})
         EXPECT_NE(text.out.find(section), std::string::npos) << section;
+}
+
+}  // namespace
+
+namespace {
+
+// ccnuma-vm checks the machine and the command before it installs or boots anything, so these
+// cost no guest and run everywhere (the booting tests are in tests/vm, label vm).
+TEST(BadInput, VmRejectsImpossibleMachinesAndMissingCommandsBeforeBooting) {
+    struct bad {
+        std::string args;
+        int status;
+        std::string fragment;
+    };
+    const std::vector<bad> cases = {
+        {"--nodes 0 -- true", 1, "nodes 0 is not possible (expected 1..64)"},
+        {"--nodes 65 -- true", 1, "nodes 65 is not possible"},
+        {"--cores-per-node 0 -- true", 1, "cores-per-node 0 is not possible"},
+        {"--nodes 64 --cores-per-node 4 -- true", 1, "CPU count 256"},
+        {"--nodes 3 --sockets 2 -- true", 1, "sockets 2 is not possible"},
+        {"--nodes 2 --cores-per-node 3 --sockets 4 -- true", 1, "sockets 4 is not possible"},
+        {"--mem-per-node 100T -- true", 1, "but the host has"},
+        {"--mem-per-node 12M -- true", 1, "mem-per-node 12M is not possible (expected at least 64M"},
+        {"--mem-per-node 1.5G -- true", 1, "bad --mem-per-node \"1.5G\""},
+        {"--distances '10,20;20' -- true", 1, "distance row 1 with 1 entries"},
+        {"--distances '10,20;20,9' -- true", 1, "distance 1->1 9"},
+        {"--distances '10,x' -- true", 1, "bad distance matrix \"10,x\": expected a number"},
+        {"--thp sometimes -- true", 1, "thp \"sometimes\" is not possible (expected always, madvise or never)"},
+        {"--numa-balancing 2 -- true", 1, "numa-balancing 2 is not possible"},
+        {"--nodes two -- true", 2, "--nodes needs a whole number"},
+        {"--env 1X=2 -- true", 2, "--env needs NAME=VALUE"},
+        {"--timeout 0 -- true", 2, "--timeout needs seconds"},
+        {"--accel xen -- true", 2, "--accel xen is unknown"},
+        {"--bogus -- true", 2, "unknown option \"--bogus\""},
+        {"--nodes", 2, "--nodes needs a value"},
+        {"", 2, "no command given"},
+        {"-- /nonexistent/prog", 127, "command /nonexistent/prog: No such file or directory"},
+        {"-- no-such-command-ccnuma", 127, "command \"no-such-command-ccnuma\" not found in PATH"},
+        {"--copy /nonexistent/file -- true", 127, "--copy /nonexistent/file"},
+    };
+    const std::string plain = ::testing::TempDir() + "ccnuma_vm_not_executable";
+    std::ofstream(plain) << "data\n";
+    const result not_executable = run(vm_tool + " -- " + quote(plain));
+    std::remove(plain.c_str());
+    expect_one_line_error(not_executable, "ccnuma-vm", "command " + plain + " is not an executable file");
+    EXPECT_EQ(not_executable.status, 126);
+    for (const auto& c : cases) {
+        SCOPED_TRACE(c.args);
+        const result r = run(vm_tool + " " + c.args);
+        expect_one_line_error(r, "ccnuma-vm", c.fragment);
+        EXPECT_EQ(r.status, c.status) << r.err;
+    }
 }
 
 }  // namespace

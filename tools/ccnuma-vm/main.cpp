@@ -202,7 +202,9 @@ void inherit_environment(request& r) {
         const bool steer = name.rfind("OMP_", 0) == 0 || name.rfind("GOMP_", 0) == 0 || name.rfind("KMP_", 0) == 0 ||
                            (name.rfind("CCNUMA_", 0) == 0 && name.rfind("CCNUMA_VM", 0) != 0) ||
                            name == "LD_LIBRARY_PATH";
-        if (steer && valid_name(name)) inherited.emplace_back(name, kv.substr(eq + 1));
+        // An empty value means "unset" to the OpenMP runtimes and to ccnuma alike; libgomp would
+        // warn about it, so it is not passed on.
+        if (steer && valid_name(name) && eq + 1 < kv.size()) inherited.emplace_back(name, kv.substr(eq + 1));
     }
     r.env.insert(r.env.begin(), inherited.begin(), inherited.end());  // --env comes last and wins
 }

@@ -1,0 +1,158 @@
+// The emulated machine's shape: parsing, printing, validation of impossible machines, and the
+// size syntax shared with ccnuma-vm's options. Booting is tested in tests/vm.
+
+#include <ccnuma/emulated_machine.hpp>
+#include <ccnuma/error.hpp>
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <string>
+
+namespace {
+
+std::string message_of(auto&& f) {
+    try {
+        f();
+    } catch (const ccnuma::error& e) {
+        EXPECT_EQ(e.code(), ccnuma::make_error_code(ccnuma::errc::invalid_argument));
+        return e.what();
+    }
+    ADD_FAILURE() << "no ccnuma::error thrown";
+    return {};
+}
+
+TEST(Size, ParsesBinarySuffixesAsNumactlAndQemuDo) {
+    EXPECT_EQ(ccnuma::parse_size("4096"), 4096u);
+    EXPECT_EQ(ccnuma::parse_size("64K"), 64u << 10);
+    EXPECT_EQ(ccnuma::parse_size("512m"), 512u << 20);
+    EXPECT_EQ(ccnuma::parse_size("2G"), 2ull << 30);
+    EXPECT_EQ(ccnuma::parse_size("2GB"), 2ull << 30);
+    EXPECT_EQ(ccnuma::parse_size("2GiB"), 2ull << 30);
+    EXPECT_EQ(ccnuma::parse_size("1T"), 1ull << 40);
+    EXPECT_EQ(ccnuma::parse_size("100B"), 100u);
+}
+
+TEST(Size, RejectsFractionsUnknownSuffixesAndOverflow) {
+    EXPECT_NE(message_of([] { ccnuma::parse_size("1.5G", "--mem-per-node"); })
+                  .find("bad --mem-per-node \"1.5G\": unknown suffix \".5G\""),
+              std::string::npos);
+    EXPECT_NE(message_of([] { ccnuma::parse_size("", "x"); }).find("bad x \"\": not a number"), std::string::npos);
+    EXPECT_NE(message_of([] { ccnuma::parse_size("G"); }).find("not a number"), std::string::npos);
+    EXPECT_NE(message_of([] { ccnuma::parse_size("-1M"); }).find("not a number"), std::string::npos);
+    EXPECT_NE(message_of([] { ccnuma::parse_size("20000000T"); }).find("too large"), std::string::npos);
+    EXPECT_NE(message_of([] { ccnuma::parse_size("99999999999999999999"); }).find("not a number"), std::string::npos);
+    EXPECT_NE(message_of([] { ccnuma::parse_size("4Q"); }).find("expected a whole number of bytes"), std::string::npos);
+}
+
+TEST(Size, FormatsWholeMultiplesWithTheLargestSuffix) {
+    EXPECT_EQ(ccnuma::format_size(512u << 20), "512M");
+    EXPECT_EQ(ccnuma::format_size(1536u << 20), "1536M");
+    EXPECT_EQ(ccnuma::format_size(2ull << 30), "2G");
+    EXPECT_EQ(ccnuma::format_size(1000), "1000");
+    EXPECT_EQ(ccnuma::format_size(0), "0");
+    for (std::uint64_t v : {1ull, 4096ull, 3ull << 20, 5ull << 40, 12345678ull})
+        EXPECT_EQ(ccnuma::parse_size(ccnuma::format_size(v)), v);
+}
+
+TEST(Shape, DefaultsAreTwoNodesOfTwoCores) {
+    const ccnuma::emulated_machine m;
+    EXPECT_NO_THROW(m.validate());
+    EXPECT_EQ(m.total_cpus(), 4u);
+    EXPECT_EQ(m.effective_sockets(), 2u);
+    EXPECT_EQ(m.total_memory(), 1ull << 30);
+    EXPECT_EQ(m.to_string(),
+              "nodes=2 sockets=2 cores-per-node=2 threads-per-core=1 mem-per-node=512M thp=madvise numa-balancing=0");
+}
+
+TEST(Shape, RoundTripsThroughItsText) {
+    ccnuma::emulated_machine m;
+    m.nodes = 4;
+    m.sockets = 2;
+    m.cores_per_node = 3;
+    m.threads_per_core = 2;
+    m.mem_per_node = 1ull << 30;
+    m.distances = {{10, 12, 20, 20}, {12, 10, 20, 20}, {20, 20, 10, 12}, {20, 20, 12, 10}};
+    m.thp = "always";
+    m.numa_balancing = 1;
+    const std::string text = m.to_string();
+    EXPECT_EQ(text,
+              "nodes=4 sockets=2 cores-per-node=3 threads-per-core=2 mem-per-node=1G thp=always numa-balancing=1 "
+              "distances=10,12,20,20;12,10,20,20;20,20,10,12;20,20,12,10");
+    EXPECT_EQ(ccnuma::emulated_machine::parse(text), m);
+    EXPECT_EQ(ccnuma::emulated_machine::parse(text).to_string(), text);
+    // Missing keys keep their defaults, and "sockets=N" equals the default of one per node.
+    EXPECT_EQ(ccnuma::emulated_machine::parse("  nodes=2\n"), ccnuma::emulated_machine{});
+    EXPECT_EQ(ccnuma::emulated_machine::parse("sockets=2"), ccnuma::emulated_machine{});
+}
+
+TEST(Shape, ParseErrorsPointAtTheToken) {
+    EXPECT_NE(message_of([] { ccnuma::emulated_machine::parse("nodes=2 colour=blue"); })
+                  .find("unknown key \"colour\" at position 8"),
+              std::string::npos);
+    EXPECT_NE(message_of([] { ccnuma::emulated_machine::parse("nodes=2 fast"); })
+                  .find("token \"fast\" at position 8 is not key=value"),
+              std::string::npos);
+    EXPECT_NE(message_of([] { ccnuma::emulated_machine::parse("nodes=two"); }).find("nodes=\"two\" is not a whole number"),
+              std::string::npos);
+    EXPECT_NE(message_of([] { ccnuma::emulated_machine::parse("nodes=0"); }).find("nodes 0 is not possible"),
+              std::string::npos);
+}
+
+TEST(Shape, ImpossibleMachinesAreRejectedWithTheValidRange) {
+    auto expect_rejected = [](auto change, const std::string& fragment) {
+        ccnuma::emulated_machine m;
+        change(m);
+        const std::string msg = message_of([&] { m.validate(); });
+        EXPECT_NE(msg.find(fragment), std::string::npos) << msg;
+        EXPECT_EQ(msg.rfind("ccnuma: emulated machine: ", 0), 0u) << msg;
+    };
+    expect_rejected([](auto& m) { m.nodes = 0; }, "nodes 0 is not possible (expected 1..64)");
+    expect_rejected([](auto& m) { m.nodes = 65; }, "nodes 65 is not possible (expected 1..64)");
+    expect_rejected([](auto& m) { m.cores_per_node = 0; }, "cores-per-node 0 is not possible (expected at least 1)");
+    expect_rejected([](auto& m) { m.threads_per_core = 9; }, "threads-per-core 9 is not possible (expected 1..8)");
+    expect_rejected([](auto& m) { m.cores_per_node = 128; }, "CPU count 256 (2 nodes x 128 cores x 1 threads)");
+    expect_rejected([](auto& m) { m.nodes = 3; m.sockets = 2; }, "sockets 2 is not possible (expected a divisor of 3");
+    expect_rejected([](auto& m) { m.sockets = 8; m.cores_per_node = 2; }, "sockets 8 is not possible");
+    expect_rejected([](auto& m) { m.mem_per_node = 32u << 20; }, "mem-per-node 32M is not possible (expected at least 64M");
+    expect_rejected([](auto& m) { m.mem_per_node = 65u << 20; }, "mem-per-node 65M is not possible");
+    expect_rejected([](auto& m) { m.distances = {{10, 20}}; }, "distance matrix with 1 rows is not possible (expected 2 rows");
+    expect_rejected([](auto& m) { m.distances = {{10, 20}, {20}}; }, "distance row 1 with 1 entries");
+    expect_rejected([](auto& m) { m.distances = {{11, 20}, {20, 10}}; }, "distance 0->0 11 is not possible (expected 10");
+    expect_rejected([](auto& m) { m.distances = {{10, 10}, {20, 10}}; }, "distance 0->1 10 is not possible (expected 11..254");
+    expect_rejected([](auto& m) { m.distances = {{10, 255}, {20, 10}}; }, "distance 0->1 255");
+    expect_rejected([](auto& m) { m.thp = "sometimes"; }, "thp \"sometimes\" is not possible");
+    expect_rejected([](auto& m) { m.numa_balancing = 2; }, "numa-balancing 2 is not possible (expected 0 or 1)");
+}
+
+TEST(Shape, SocketsMayDivideOrMultiplyTheNodes) {
+    ccnuma::emulated_machine snc;  // sub-NUMA clustering: one package, two nodes
+    snc.sockets = 1;
+    EXPECT_NO_THROW(snc.validate());
+    ccnuma::emulated_machine wide;  // a node spanning two packages of one core each
+    wide.sockets = 4;
+    EXPECT_NO_THROW(wide.validate());
+    EXPECT_EQ(wide.effective_sockets(), 4u);
+}
+
+TEST(Distances, ParseRowsAndPointAtSyntaxErrors) {
+    EXPECT_EQ(ccnuma::emulated_machine::parse_distances("10,20;20,10"),
+              (std::vector<std::vector<unsigned>>{{10, 20}, {20, 10}}));
+    EXPECT_EQ(ccnuma::emulated_machine::parse_distances("10"), (std::vector<std::vector<unsigned>>{{10}}));
+    EXPECT_NE(message_of([] { ccnuma::emulated_machine::parse_distances("10,,20"); })
+                  .find("expected a number, found \"\" at position 3"),
+              std::string::npos);
+    EXPECT_NE(message_of([] { ccnuma::emulated_machine::parse_distances("10,20;"); }).find("at position 6"),
+              std::string::npos);
+    EXPECT_NE(message_of([] { ccnuma::emulated_machine::parse_distances(""); }).find("empty"), std::string::npos);
+    EXPECT_NE(message_of([] { ccnuma::emulated_machine::parse_distances("10;x"); }).find("found \"x\" at position 3"),
+              std::string::npos);
+}
+
+TEST(Current, IsEmptyOnTheHost) {
+    // The host never has /etc/ccnuma-vm; inside a guest, tests/vm checks the other direction.
+    ASSERT_FALSE(std::filesystem::exists("/etc/ccnuma-vm"));
+    EXPECT_FALSE(ccnuma::emulated_machine::current().has_value());
+}
+
+}  // namespace
