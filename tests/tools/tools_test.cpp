@@ -201,6 +201,7 @@ TEST(Info, ThisMachineAsJsonAndText) {
     EXPECT_NE(r.out.find("\"total_pus\":" + std::to_string(topo.total_pus())), std::string::npos) << r.out;
     EXPECT_NE(r.out.find("\"allowed_cpus\":\"" + ccnuma::format_list(topo.allowed_cpus()) + "\""), std::string::npos);
     EXPECT_NE(r.out.find("\"numa_balancing\":"), std::string::npos);
+    EXPECT_NE(r.out.find("\"emulated_machine\":null"), std::string::npos) << "this host is no ccnuma-vm guest";
     const auto text = run(info + " --tree");
     ASSERT_EQ(text.status, 0) << text.err;
     for (const char* section : {"NUMA nodes", "packages", "caches", "node distances", "kernel (this host)",

@@ -73,6 +73,8 @@ TEST(VmTopology, TwoNodesOfTwoCores) {
         EXPECT_EQ(topo["packages"][p]["pus"].integers(), range(2 * p, 2 * p + 1));
     }
     EXPECT_EQ(topo["cores"].size(), 4u);
+    EXPECT_EQ(j["emulated_machine"].string(),
+              "nodes=2 sockets=2 cores-per-node=2 threads-per-core=1 mem-per-node=512M thp=madvise numa-balancing=0");
     // The defaults: madvise and no NUMA balancing, so pages stay where the program put them.
     EXPECT_EQ(j["kernel"]["thp_enabled"].string(), "madvise");
     EXPECT_EQ(j["kernel"]["numa_balancing"].integer(), 0);
@@ -88,6 +90,8 @@ TEST(VmTopology, FourNodesOfOneCoreWithKernelSettingsApplied) {
         EXPECT_EQ(topo["packages"][p]["cores"].integer(), 1);
         EXPECT_EQ(topo["packages"][p]["numa_nodes"].integers(), std::vector<long long>{p});
     }
+    EXPECT_EQ(j["emulated_machine"].string(),
+              "nodes=4 sockets=4 cores-per-node=1 threads-per-core=1 mem-per-node=256M thp=always numa-balancing=1");
     EXPECT_EQ(j["kernel"]["thp_enabled"].string(), "always");
     EXPECT_EQ(j["kernel"]["numa_balancing"].integer(), 1);
 }
@@ -195,9 +199,9 @@ TEST(VmGuest, OutputExitStatusEnvironmentAndCopiesReachTheCaller) {
 }
 
 TEST(VmGuest, TimeoutStopsTheGuestWithAClearMessage) {
-    const result r = run(vm + " --timeout 8 -- sleep 600");
+    const result r = run(vm + " --timeout 15 -- sleep 600");
     EXPECT_EQ(r.status, 124);
-    test_support::expect_one_line_error(r, "ccnuma-vm", "timeout: \"/usr/bin/sleep 600\" did not finish within 8 s");
+    test_support::expect_one_line_error(r, "ccnuma-vm", "timeout: \"/usr/bin/sleep 600\" did not finish within 15 s");
 }
 
 TEST(VmGuest, KernelPanicIsReportedNotHidden) {

@@ -63,6 +63,9 @@ void print_text(const ccnuma::topology& t, const ccnuma::kernel_settings& k,
     std::printf("ccnuma-info %s: %s\n", ccnuma::version_string,
                 t.source() == ccnuma::topology_source::system ? "this machine"
                                                              : ("topology " + t.description()).c_str());
+    if (t.source() == ccnuma::topology_source::system)
+        if (const auto vm = ccnuma::emulated_machine::current())
+            std::printf("emulated: ccnuma-vm guest (%s): placement is real, speed is not\n", vm->to_string().c_str());
     std::printf("machine:  %zu package(s), %zu core(s), %zu PU(s), %u PU(s) per core, %zu NUMA node(s)\n",
                 t.packages().size(), t.cores().size(), t.pus().size(), t.max_threads_per_core(),
                 t.numa_nodes().size());
@@ -139,6 +142,12 @@ void print_json(const ccnuma::topology& t, const ccnuma::kernel_settings& k, con
     else
         w.null();
     w.key("thp_enabled").value(k.thp_enabled).key("thp_defrag").value(k.thp_defrag).end_object();
+    w.key("emulated_machine");
+    const auto vm = t.source() == ccnuma::topology_source::system ? ccnuma::emulated_machine::current() : std::nullopt;
+    if (vm)
+        w.value(vm->to_string());
+    else
+        w.null();
     w.key("warnings").begin_array();
     for (const auto& s : warnings) w.value(s);
     w.end_array().end_object();
