@@ -249,7 +249,8 @@ int run(int argc, char** argv) {
     const auto args = qemu_arguments(r.shape, k, image, a, r.keep_going);
     if (r.verbose) {
         std::string line = k.qemu;
-        for (const auto& x : args) line += " " + sh_quote(x);
+        for (const auto& x : args)
+            line += " " + (x.find_first_of(" '\"$;&|<>*?()\\") == std::string::npos && !x.empty() ? x : sh_quote(x));
         std::fprintf(stderr, "ccnuma-vm: %s\n", line.c_str());
     }
     const guest_run g = run_qemu(k.qemu, args, std::max(0.1, r.timeout_s - (now_seconds() - t0)), true);
