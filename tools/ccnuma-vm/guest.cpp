@@ -31,18 +31,25 @@ std::string init_script(const request& r) {
         "status() { echo \"$*\" > /dev/ttyS3; }\n"
         "fail() { status \"setup-failed $*\"; poweroff -f; }\n"
         "status booted\n";
-    s += "echo " + m.thp +
-         " > /sys/kernel/mm/transparent_hugepage/enabled || fail 'cannot set transparent_hugepage/enabled to " +
-         m.thp + "'\n";
-    s += "if [ -e /proc/sys/kernel/numa_balancing ]; then echo " + std::to_string(m.numa_balancing) +
-         " > /proc/sys/kernel/numa_balancing || fail 'cannot set kernel.numa_balancing'; ";
-    s += m.numa_balancing ? "else fail 'this kernel has no NUMA balancing'; fi\n" : "fi\n";
+    // THP and NUMA balancing are set on the kernel command line (see qemu_arguments()), and
+    // written here only if the kernel overrode them: it turns THP off below 512 MiB of RAM.
+    // Writing them flips static keys, and text patching on several vCPUs is where
+    // multi-threaded TCG is least robust, so the write is the exception.
+    const std::string thp_file = "/sys/kernel/mm/transparent_hugepage/enabled";
+    const std::string thp_ok = "grep -q '\\[" + m.thp + "\\]' " + thp_file;
+    s += thp_ok + " || echo " + m.thp + " > " + thp_file + "\n";
+    s += thp_ok + " || fail 'cannot set transparent_hugepage/enabled to " + m.thp + "'\n";
+    const std::string nb = std::to_string(m.numa_balancing);
+    const std::string nb_ok = "[ \"$(cat /proc/sys/kernel/numa_balancing 2>/dev/null || echo 0)\" = " + nb + " ]";
+    s += nb_ok + " || echo " + nb + " > /proc/sys/kernel/numa_balancing\n";
+    s += nb_ok + " || fail 'cannot set kernel.numa_balancing to " + nb + "'\n";
     s += "export HOME=/root TMPDIR=/tmp\n";
     s += "export CCNUMA_VM=" + sh_quote(m.to_string()) + "\n";
     for (const auto& [name, value] : r.env) s += "export " + name + "=" + sh_quote(value) + "\n";
     if (!r.cwd.empty()) s += "mkdir -p " + sh_quote(r.cwd) + " && cd " + sh_quote(r.cwd) + "\n";
     std::string cmd;
     for (const auto& a : r.command) cmd += sh_quote(a) + " ";
+    s += "status running\n";
     s += cmd + "</dev/null >/dev/ttyS1 2>/dev/ttyS2\n";
     s += "status \"exit $?\"\n";
     s += "poweroff -f\n";

@@ -23,9 +23,9 @@ struct request {
     bool verbose = false;
 };
 
-/// The guest's /init: mounts /proc, /sys and /dev, applies THP and NUMA balancing, reports on the
-/// status port (ttyS3) "booted", then "exit N" after running the command with stdout on ttyS1
-/// and stderr on ttyS2, or "setup-failed <why>"; then powers off.
+/// The guest's /init: mounts /proc, /sys and /dev, checks THP and NUMA balancing, and reports on
+/// the status port (ttyS3) "booted", "running" just before the command (stdout on ttyS1, stderr
+/// on ttyS2), then "exit N" (or "setup-failed <why>"); then powers off.
 std::string init_script(const request& r);
 
 /// Writes the initramfs for `r` to `file`: busybox, /init, /etc/ccnuma-vm, the command with its

@@ -84,7 +84,8 @@ std::vector<std::string> qemu_arguments(const ccnuma::emulated_machine& m, const
                 v.insert(v.end(), {"-numa", "dist,src=" + std::to_string(i) + ",dst=" + std::to_string(j) +
                                                 ",val=" + std::to_string(m.distances[i][j])});
     // panic=-1 turns a panic into a reset, which -no-reboot turns into QEMU's exit.
-    std::string cmdline = "console=ttyS0 panic=-1 quiet mitigations=off";
+    std::string cmdline = "console=ttyS0 panic=-1 quiet mitigations=off transparent_hugepage=" + m.thp +
+                          " numa_balancing=" + (m.numa_balancing ? "enable" : "disable");
     if (!keep_going) cmdline += " oops=panic";
     v.insert(v.end(), {"-kernel", k.kernel, "-initrd", image, "-append", cmdline});
     for (int fd = 3; fd <= 6; ++fd) v.insert(v.end(), {"-serial", "file:/dev/fd/" + std::to_string(fd)});
@@ -185,6 +186,8 @@ guest_run run_qemu(const std::string& qemu, const std::vector<std::string>& args
                     if (line == "booted") {
                         r.booted = true;
                         r.boot_s = now_seconds() - start;
+                    } else if (line == "running") {
+                        r.running = true;
                     } else if (line.rfind("exit ", 0) == 0) {
                         r.exited = true;
                         r.exit_status = std::atoi(line.c_str() + 5);
@@ -237,7 +240,10 @@ bool kvm_usable(const kit& k, bool verbose) {
     const bool ok = r.exited && r.exit_status == 0;
     if (verbose)
         std::fprintf(stderr, "ccnuma-vm: KVM probe %s%s\n", ok ? "succeeded" : "failed, using TCG",
-                     ok ? "" : (": " + last_line(r.qemu_error.empty() ? r.console : r.qemu_error)).c_str());
+                     ok ? "" : (": " + (r.qemu_error.find("KVM internal error") != std::string::npos
+                                                     ? std::string("KVM internal error")
+                                                     : last_line(r.qemu_error.empty() ? r.console : r.qemu_error)))
+                                      .c_str());
     std::ofstream(record) << k.kernel_package << '\n' << (ok ? "ok" : "failed") << '\n';
     return ok;
 }

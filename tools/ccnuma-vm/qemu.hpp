@@ -18,7 +18,7 @@ std::vector<std::string> qemu_arguments(const ccnuma::emulated_machine& shape, c
                                         accel a, bool keep_going);
 
 struct guest_run {
-    bool booted = false, exited = false, timed_out = false;
+    bool booted = false, running = false, exited = false, timed_out = false;
     int exit_status = -1;       ///< the command's, when exited
     std::string setup_failed;   ///< why /init gave up before the command
     std::string panic;          ///< "Kernel panic - not syncing: ..." line
