@@ -7,6 +7,7 @@
 #include "../support/run.hpp"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -184,13 +185,21 @@ TEST(VmPlacement, HugePagesSplitByUnalignedChunksAreCaught) {
 // --- the guest as a command runner -----------------------------------------------------------
 
 TEST(VmGuest, OutputExitStatusEnvironmentAndCopiesReachTheCaller) {
-    const std::string file = ::testing::TempDir() + "ccnuma_vm_copy_" + std::to_string(::getpid()) + ".txt";
+    // The command is a script, so its "#!" interpreter must come along (through the host's
+    // /bin -> usr/bin link); the file it reads comes in with --copy.
+    const std::string base = ::testing::TempDir() + "ccnuma_vm_" + std::to_string(::getpid());
+    const std::string file = base + ".txt", script = base + ".sh";
     std::ofstream(file) << "copied content\n";
+    std::ofstream(script) << "#!/bin/sh\n"
+                          << "echo \"$OMP_NUM_THREADS|$CCNUMA_BIND|$GREETING|${UNRELATED:-unset}|$CCNUMA_VM\"\n"
+                          << "cat " << quote(file) << "\n"
+                          << "echo to-stderr >&2\n"
+                          << "exit 3\n";
+    ASSERT_EQ(::chmod(script.c_str(), 0755), 0);
     const result r = run("OMP_NUM_THREADS=3 CCNUMA_BIND=3,scatter UNRELATED=x " + vm + " --env 'GREETING=a b' --copy " +
-                         quote(file) + " -- sh -c " +
-                         quote("echo \"$OMP_NUM_THREADS|$CCNUMA_BIND|$GREETING|${UNRELATED:-unset}|$CCNUMA_VM\"; cat " +
-                               quote(file) + "; echo to-stderr >&2; exit 3"));
+                         quote(file) + " -- " + quote(script));
     std::remove(file.c_str());
+    std::remove(script.c_str());
     EXPECT_EQ(r.status, 3) << r.err;
     EXPECT_EQ(r.out,
               "3|3,scatter|a b|unset|nodes=2 sockets=2 cores-per-node=2 threads-per-core=1 mem-per-node=512M "

@@ -101,7 +101,7 @@ void initramfs::add_directory(const std::string& guest_path) {
     if (p == "/" || paths_.count(p)) return;
     add_parents(p);
     seen(p);
-    entries_.push_back({p.substr(1), S_IFDIR | 0755, {}, {}, 0});
+    entries_.push_back({p.substr(1), S_IFDIR | 0755, {}, {}});
 }
 
 void initramfs::add_bytes(const std::string& guest_path, std::string content, unsigned mode) {
@@ -109,7 +109,7 @@ void initramfs::add_bytes(const std::string& guest_path, std::string content, un
     add_parents(p);
     if (seen(p)) return;
     payload_ += content.size();
-    entries_.push_back({p.substr(1), S_IFREG | mode, std::move(content), {}, 0});
+    entries_.push_back({p.substr(1), S_IFREG | mode, std::move(content), {}});
 }
 
 void initramfs::add_host_file_as(const std::string& guest_path, const std::string& host_path, unsigned mode) {
@@ -119,17 +119,17 @@ void initramfs::add_host_file_as(const std::string& guest_path, const std::strin
     add_parents(p);
     if (seen(p)) return;
     payload_ += static_cast<std::uint64_t>(st.st_size);
-    entries_.push_back({p.substr(1), S_IFREG | mode, {}, host_path, static_cast<std::uint64_t>(st.st_size)});
+    entries_.push_back({p.substr(1), S_IFREG | mode, {}, host_path});
 }
 
 void initramfs::add_host_path(const std::string& host_path) { add_tree(normal(host_path), 0); }
 
 void initramfs::dir_entry(const std::string& p, unsigned mode) {
-    if (!seen(p)) entries_.push_back({p.substr(1), S_IFDIR | mode, {}, {}, 0});
+    if (!seen(p)) entries_.push_back({p.substr(1), S_IFDIR | mode, {}, {}});
 }
 
 void initramfs::link_entry(const std::string& p, const std::string& target) {
-    if (!seen(p)) entries_.push_back({p.substr(1), S_IFLNK | 0777, target, {}, 0});
+    if (!seen(p)) entries_.push_back({p.substr(1), S_IFLNK | 0777, target, {}});
 }
 
 void initramfs::mirror_host_directory(const std::string& host_path) {
@@ -158,10 +158,17 @@ void initramfs::add_tree(const std::string& path, int depth) {
     } else if (S_ISREG(e.st.st_mode)) {
         if (seen(real)) return;
         payload_ += static_cast<std::uint64_t>(e.st.st_size);
-        entries_.push_back({real.substr(1), S_IFREG | (e.st.st_mode & 07777), {}, real,
-                            static_cast<std::uint64_t>(e.st.st_size)});
-        if (is_elf(real) && elf_done_.insert(real).second)
+        entries_.push_back({real.substr(1), S_IFREG | (e.st.st_mode & 07777), {}, real});
+        if (!elf_done_.insert(real).second) return;
+        if (is_elf(real)) {
             for (const auto& lib : shared_libraries(real)) add_tree(normal(lib), 0);
+        } else if (const std::string interpreter = script_interpreter(real); !interpreter.empty()) {
+            // A script brings its interpreter (and, if that is ELF, its libraries), not the
+            // interpreter's modules: those go in with --copy.
+            if (::access(interpreter.c_str(), X_OK) != 0)
+                throw failure(exit_not_found, real + " is a script for " + interpreter + ", which is not on this host");
+            add_tree(interpreter, 0);
+        }
     } else {
         throw failure(exit_setup, real + " is not a regular file, directory or symlink");
     }
@@ -207,6 +214,16 @@ void initramfs::write(const std::string& file) const {
     record("TRAILER!!!", 0, 0);
     out.flush();
     if (!out) throw failure(exit_setup, "cannot write the guest image " + file + ": " + std::strerror(errno));
+}
+
+std::string script_interpreter(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    std::string line;
+    if (!std::getline(in, line) || line.rfind("#!", 0) != 0) return {};
+    const auto begin = line.find_first_not_of(" \t", 2);
+    if (begin == std::string::npos) return {};
+    const auto end = line.find_first_of(" \t\r", begin);
+    return line.substr(begin, end == std::string::npos ? std::string::npos : end - begin);
 }
 
 bool is_elf(const std::string& path) {

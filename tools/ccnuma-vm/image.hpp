@@ -22,7 +22,7 @@ public:
     void add_host_file_as(const std::string& guest_path, const std::string& host_path, unsigned mode);
     /// The host path at the same guest path, with symlinks along the way reproduced. Directories
     /// are added with their whole content. ELF files bring their shared libraries (see
-    /// shared_libraries()). Throws failure if the path does not exist.
+    /// shared_libraries()), scripts their "#!" interpreter. Throws failure if a path does not exist.
     void add_host_path(const std::string& host_path);
     /// A directory at the host path, resolving as on the host (for /lib -> usr/lib), without its
     /// content.
@@ -39,7 +39,6 @@ private:
         unsigned mode;     // type and permission bits
         std::string data;  // symlink target or inline content
         std::string host;  // host file to copy, when not inline
-        std::uint64_t size = 0;
     };
     void add_parents(const std::string& guest_path);
     void add_tree(const std::string& host_path, int depth);
@@ -57,6 +56,9 @@ private:
 /// on this host (so RUNPATH, $ORIGIN and LD_LIBRARY_PATH count). Empty for static executables
 /// and non-ELF files. Throws failure naming the library if one is not found.
 std::vector<std::string> shared_libraries(const std::string& elf);
+
+/// The interpreter of a "#!" script ("/usr/bin/python3" for "#!/usr/bin/python3 -u"), or "".
+std::string script_interpreter(const std::string& path);
 
 /// True if the file starts with the ELF magic.
 bool is_elf(const std::string& path);

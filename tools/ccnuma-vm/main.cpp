@@ -56,7 +56,7 @@ constexpr const char* usage =
     "  --setup           install what is needed into the cache, print it, and exit\n"
     "exit status: the command's own; 1 impossible machine or setup failure, 2 usage error,\n"
     "124 timeout, 125 guest failure (kernel panic, no boot), 126 command not executable,\n"
-    "127 command not found\n";
+    "127 command not found, 128+N stopped by signal N (SIGINT, SIGTERM, SIGHUP, SIGPIPE)\n";
 
 struct options {
     request req;
@@ -262,7 +262,7 @@ int run(int argc, char** argv) {
     guest_run g;
     for (int attempt = 1;; ++attempt) {
         g = run_qemu(k.qemu, args, std::max(0.1, r.timeout_s - (now_seconds() - t0)), true);
-        if (g.running || g.timed_out || (g.panic.empty() && g.oops.empty()) || attempt == max_boot_attempts) break;
+        if (g.running || g.timed_out || g.interrupted_by != 0 || (g.panic.empty() && g.oops.empty()) || attempt == max_boot_attempts) break;
         std::fprintf(stderr, "ccnuma-vm: note: the guest kernel failed before the command started (%s); booting again\n",
                      (g.panic.empty() ? g.oops : g.panic).c_str());
     }
@@ -281,6 +281,9 @@ int run(int argc, char** argv) {
         std::ofstream(log) << g.console << "\n--- qemu ---\n" << g.qemu_error;
         return " (console log: " + log + ")";
     };
+    if (g.interrupted_by != 0)
+        throw failure(128 + g.interrupted_by, std::string("interrupted by ") + ::strsignal(g.interrupted_by) +
+                                                  "; the guest was stopped");
     if (g.exited) {
         if (!g.oops.empty())
             std::fprintf(stderr, "ccnuma-vm: warning: the guest kernel reported \"%s\"\n", g.oops.c_str());

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <csignal>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -22,6 +23,29 @@
 namespace tools::vm {
 
 namespace {
+
+volatile std::sig_atomic_t interrupting_signal = 0;
+
+extern "C" void on_signal(int sig) { interrupting_signal = sig; }
+
+// While a guest runs, SIGINT, SIGTERM, SIGHUP and SIGPIPE (our reader went away, as with
+// `ccnuma-vm ... | head`) stop it and let ccnuma-vm clean up (the image file) instead of dying on
+// the spot.
+struct signal_guard {
+    static constexpr int count = 4;
+    static constexpr int signals[count] = {SIGINT, SIGTERM, SIGHUP, SIGPIPE};
+    struct sigaction old[count] {};
+    signal_guard() {
+        interrupting_signal = 0;
+        struct sigaction sa {};
+        sa.sa_handler = on_signal;
+        sigemptyset(&sa.sa_mask);
+        for (int i = 0; i < count; ++i) ::sigaction(signals[i], &sa, &old[i]);
+    }
+    ~signal_guard() {
+        for (int i = 0; i < count; ++i) ::sigaction(signals[i], &old[i], nullptr);
+    }
+};
 
 std::string mib(std::uint64_t bytes) { return std::to_string(bytes >> 20) + "M"; }
 
@@ -125,6 +149,7 @@ guest_run run_qemu(const std::string& qemu, const std::vector<std::string>& args
     }
     for (auto& p : pipes) ::close(p[1]);
 
+    signal_guard guard;
     guest_run r;
     std::string status;
     pollfd fds[channels];
@@ -147,6 +172,10 @@ guest_run run_qemu(const std::string& qemu, const std::vector<std::string>& args
         }
         const int wait_ms = killed ? -1 : static_cast<int>(std::ceil(std::max(left, 0.0) * 1000));
         const int ready = ::poll(fds, channels, wait_ms);
+        if (interrupting_signal != 0 && !killed) {
+            r.interrupted_by = interrupting_signal;
+            stop();
+        }
         if (ready < 0 && errno != EINTR) break;
         for (int i = 0; i < channels && ready > 0; ++i) {
             if (fds[i].fd < 0 || fds[i].revents == 0) continue;
