@@ -2,9 +2,13 @@
 /// @file
 /// Umbrella header: includes every public ccnuma header.
 
+#include <ccnuma/allocator.hpp>
 #include <ccnuma/binding.hpp>
 #include <ccnuma/emulated_machine.hpp>
 #include <ccnuma/error.hpp>
+#include <ccnuma/padded.hpp>
+#include <ccnuma/pages.hpp>
+#include <ccnuma/placement.hpp>
 #include <ccnuma/system.hpp>
 #include <ccnuma/topology.hpp>
 #include <ccnuma/version.hpp>

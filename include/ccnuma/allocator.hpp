@@ -1,0 +1,118 @@
+#pragma once
+/// @file
+/// Placement for C++ containers and classes: a standard allocator, a pmr memory resource, and
+/// a CRTP base with a placing class-level operator new[] (the poster's overloaded new[]).
+///
+///     std::vector<double, ccnuma::allocator<double>> a(n);   // pages first-touched in parallel
+///     ccnuma::allocator<double, ccnuma::blocked> al;          // pages bound per thread by mbind
+///     std::vector<double, decltype(al)> b(n, 0.0, al);        // serial fill, placement holds
+///
+///     ccnuma::memory_resource res{ccnuma::interleave{}};
+///     std::pmr::vector<double> c(n, &res);                    // pages round-robin over the nodes
+///
+///     struct cell : ccnuma::parallel_new<cell> { double v[8]; };
+///     cell* cells = new cell[n];                              // storage placed before construction
+///
+/// The allocation places the pages; the container then constructs its elements serially, which
+/// writes pages that are already placed. Elements that own heap memory of their own get that
+/// memory from the constructing thread; ccnuma::vector constructs in parallel for that reason.
+
+#include <ccnuma/placement.hpp>
+
+#include <cstddef>
+#include <limits>
+#include <memory_resource>
+#include <new>
+#include <type_traits>
+
+namespace ccnuma {
+
+/// A standard allocator whose blocks are placed by `Policy` (any type of placement.hpp), with
+/// the static partition taken over elements of type T.
+template <class T, class Policy = first_touch>
+class allocator {
+public:
+    using value_type = T;
+    using policy_type = Policy;
+    using propagate_on_container_copy_assignment = std::true_type;
+    using propagate_on_container_move_assignment = std::true_type;
+    using propagate_on_container_swap = std::true_type;
+    using is_always_equal = std::false_type;
+    template <class U>
+    struct rebind {
+        using other = allocator<U, Policy>;
+    };
+
+    allocator() = default;
+    explicit allocator(Policy p) : policy_(std::move(p)) {}
+    template <class U>
+    allocator(const allocator<U, Policy>& other) noexcept(std::is_nothrow_copy_constructible_v<Policy>)
+        : policy_(other.policy()) {}
+
+    [[nodiscard]] T* allocate(std::size_t n) {
+        if (n > std::numeric_limits<std::size_t>::max() / sizeof(T)) throw std::bad_array_new_length();
+        return static_cast<T*>(ccnuma::allocate(n * sizeof(T), policy_, sizeof(T), alignment()));
+    }
+    void deallocate(T* p, std::size_t n) noexcept { ccnuma::deallocate(p, n * sizeof(T), policy_, alignment()); }
+
+    const Policy& policy() const noexcept { return policy_; }
+
+    /// Equal allocators place alike, so either may free what the other allocated.
+    template <class U>
+    friend bool operator==(const allocator& a, const allocator<U, Policy>& b) noexcept {
+        return a.policy() == b.policy();
+    }
+
+private:
+    static constexpr std::size_t alignment() noexcept {
+        return alignof(T) > alignof(std::max_align_t) ? alignof(T) : alignof(std::max_align_t);
+    }
+    Policy policy_{};
+};
+
+/// A std::pmr::memory_resource that places every block by a policy. The static partition is
+/// taken over elements of the requested alignment, which is sizeof(T) for scalars, so that a
+/// std::pmr::vector<double> is split as a `schedule(static)` loop over its doubles.
+class memory_resource : public std::pmr::memory_resource {
+public:
+    memory_resource() = default;
+    explicit memory_resource(ccnuma::policy p) : policy_(std::move(p)) {}
+    const ccnuma::policy& policy() const noexcept { return policy_; }
+
+private:
+    void* do_allocate(std::size_t bytes, std::size_t alignment) override {
+        return ccnuma::allocate(bytes, policy_, alignment, alignment < alignof(std::max_align_t) ? alignof(std::max_align_t) : alignment);
+    }
+    void do_deallocate(void* p, std::size_t bytes, std::size_t alignment) override {
+        ccnuma::deallocate(p, bytes, policy_, alignment < alignof(std::max_align_t) ? alignof(std::max_align_t) : alignment);
+    }
+    bool do_is_equal(const std::pmr::memory_resource& other) const noexcept override {
+        const auto* o = dynamic_cast<const memory_resource*>(&other);
+        return o != nullptr && o->policy_ == policy_;
+    }
+    ccnuma::policy policy_ = first_touch{};
+};
+
+/// CRTP base: `struct cell : ccnuma::parallel_new<cell> {...};` makes `new cell[n]` place its
+/// storage by `Policy` (partitioned over cells) before the cells are constructed, and
+/// `delete[]` free it. Single-object new and delete are left to the global operators.
+template <class Derived, class Policy = first_touch>
+struct parallel_new {
+    static void* operator new[](std::size_t bytes) { return ccnuma::allocate(bytes, Policy{}, sizeof(Derived), align()); }
+    static void operator delete[](void* p, std::size_t bytes) noexcept { ccnuma::deallocate(p, bytes, Policy{}, align()); }
+    // Over-aligned classes (alignas(64) cells, say) come here.
+    static void* operator new[](std::size_t bytes, std::align_val_t al) {
+        return ccnuma::allocate(bytes, Policy{}, sizeof(Derived), align(al));
+    }
+    static void operator delete[](void* p, std::size_t bytes, std::align_val_t al) noexcept {
+        ccnuma::deallocate(p, bytes, Policy{}, align(al));
+    }
+
+private:
+    static constexpr std::size_t align(std::align_val_t al = std::align_val_t{0}) noexcept {
+        const auto a = static_cast<std::size_t>(al);
+        return a > alignof(std::max_align_t) ? a : alignof(std::max_align_t);
+    }
+};
+
+}  // namespace ccnuma

@@ -1,0 +1,130 @@
+#pragma once
+/// @file
+/// Placement policies: where the pages of an allocation go, said once, at the allocation.
+///
+///     // Pages owned by the thread that `#pragma omp for schedule(static)` gives them to:
+///     void* p = ccnuma::allocate(n * sizeof(double), ccnuma::first_touch{}, sizeof(double));
+///     // ... the same, but fixed by mbind, so a serial initialization cannot spoil it:
+///     auto pol = ccnuma::blocked{}.page_size(ccnuma::pages::huge);
+///     // Spread over nodes 0 and 2, page by page (numactl --interleave=0,2):
+///     auto il = ccnuma::interleave{}.nodes({0, 2});
+///
+/// The golden rule: a page is placed on the node of the thread that first writes it. Every
+/// policy here either does that first write with the right thread (first_touch) or tells the
+/// kernel where the pages must go before anyone writes them (blocked, interleave, on_node,
+/// preferred).
+
+#include <cstddef>
+#include <functional>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+namespace ccnuma {
+
+/// Page size of an allocation. `huge` means transparent huge pages: the block is 2 MiB
+/// aligned, advised with MADV_HUGEPAGE, and placed in 2 MiB units, so that no huge page is
+/// shared by two threads' chunks.
+enum class pages { base, huge };
+
+/// The OpenMP schedule whose partition a placement follows: `schedule(static)` when chunk is 0,
+/// else `schedule(static, chunk)` (chunks handed out round-robin in thread order). threads 0
+/// means omp_get_max_threads(), the size of the next parallel region's team.
+struct schedule {
+    std::size_t chunk = 0;
+    unsigned threads = 0;
+    friend bool operator==(const schedule&, const schedule&) = default;
+};
+
+/// The pages are first written, without changing their content, by a parallel team, each page
+/// by the thread that the static schedule over the *elements* gives it to. If a binding plan is
+/// set (ccnuma::set_nesting_info or CCNUMA_BIND), the team binds to it first.
+struct first_touch {
+    ccnuma::schedule sched{};
+    ccnuma::pages page = pages::base;
+    first_touch& chunk(std::size_t elements) { sched.chunk = elements; return *this; }
+    first_touch& threads(unsigned n) { sched.threads = n; return *this; }
+    first_touch& page_size(ccnuma::pages p) { page = p; return *this; }
+    friend bool operator==(const first_touch&, const first_touch&) = default;
+};
+
+/// Like first_touch, but each thread's pages are bound with mbind(MPOL_BIND) to that thread's
+/// node before anything is written. The placement survives a serial initialization such as
+/// std::vector's value-init. The node of a thread is its planned PU's node when a binding plan
+/// is set, else the node of the CPU it runs on while the allocation is made.
+struct blocked {
+    ccnuma::schedule sched{};
+    ccnuma::pages page = pages::base;
+    blocked& chunk(std::size_t elements) { sched.chunk = elements; return *this; }
+    blocked& threads(unsigned n) { sched.threads = n; return *this; }
+    blocked& page_size(ccnuma::pages p) { page = p; return *this; }
+    friend bool operator==(const blocked&, const blocked&) = default;
+};
+
+/// Pages spread round-robin over a set of nodes (mbind MPOL_INTERLEAVE), like
+/// numactl --interleave. An empty set means every allowed node.
+struct interleave {
+    std::vector<unsigned> node_set;
+    ccnuma::pages page = pages::base;
+    interleave& nodes(std::vector<unsigned> n) { node_set = std::move(n); return *this; }
+    interleave& page_size(ccnuma::pages p) { page = p; return *this; }
+    friend bool operator==(const interleave&, const interleave&) = default;
+};
+
+/// Every page on one node (mbind MPOL_BIND), like numactl --membind with one node.
+struct on_node {
+    unsigned node = 0;
+    ccnuma::pages page = pages::base;
+    on_node() = default;
+    explicit on_node(unsigned n, ccnuma::pages p = pages::base) : node(n), page(p) {}
+    on_node& page_size(ccnuma::pages p) { page = p; return *this; }
+    friend bool operator==(const on_node&, const on_node&) = default;
+};
+
+/// Pages on one node while it has free memory, elsewhere after (MPOL_PREFERRED), like
+/// numactl --preferred.
+struct preferred {
+    unsigned node = 0;
+    ccnuma::pages page = pages::base;
+    preferred() = default;
+    explicit preferred(unsigned n, ccnuma::pages p = pages::base) : node(n), page(p) {}
+    preferred& page_size(ccnuma::pages p) { page = p; return *this; }
+    friend bool operator==(const preferred&, const preferred&) = default;
+};
+
+/// Any of the policies, for interfaces that take one at run time.
+using policy = std::variant<first_touch, blocked, interleave, on_node, preferred>;
+
+/// "first_touch", "blocked(chunk=4)", "interleave(0,2)", "on_node(1)", "preferred(0)", with
+/// ",huge" for huge pages.
+std::string to_string(const policy& p);
+
+/// The page size a policy asks for.
+ccnuma::pages page_kind(const policy& p) noexcept;
+
+/// Allocates `bytes` placed by `p`, partitioned into elements of `element_size` bytes, aligned
+/// to `alignment` (at most the page size). Blocks of at least one page are mmap'ed and
+/// page-aligned (2 MiB-aligned for huge pages); smaller ones come from the heap, where placement
+/// cannot be controlled. A zero size gives a unique non-null pointer.
+/// Throws std::bad_alloc when the memory does not exist (more than the allowed nodes, or the
+/// policy's nodes, have) or mmap fails, and ccnuma::error for a node that does not exist or is
+/// not allowed. Nothing is leaked on either path.
+void* allocate(std::size_t bytes, const policy& p, std::size_t element_size = 1,
+               std::size_t alignment = alignof(std::max_align_t));
+
+/// Frees memory from allocate() with the same bytes, policy page size and alignment.
+void deallocate(void* ptr, std::size_t bytes, const policy& p,
+                std::size_t alignment = alignof(std::max_align_t)) noexcept;
+
+/// Applies `p` to memory that is already mapped (page-aligned `ptr`): first_touch writes
+/// untouched pages, the others set the memory policy for pages not yet faulted in. Use
+/// ccnuma::migrate() (pages.hpp) to move pages that already exist.
+void place(void* ptr, std::size_t bytes, const policy& p, std::size_t element_size = 1);
+
+/// Receives placement diagnostics, e.g. a thread's chunk smaller than a page. The default
+/// handler prints "ccnuma: warning: ..." on stderr, once per distinct message. Pass an empty
+/// function to silence them.
+void set_diagnostic_handler(std::function<void(std::string_view)> handler);
+
+}  // namespace ccnuma

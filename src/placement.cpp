@@ -1,0 +1,419 @@
+#include "placement_internal.hpp"
+
+#include <ccnuma/binding.hpp>
+#include <ccnuma/detail/throw_error.hpp>
+#include <ccnuma/placement.hpp>
+#include <ccnuma/topology.hpp>
+
+#include <linux/mempolicy.h>
+#include <omp.h>
+#include <sched.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdint>
+#include <cstdio>
+#include <limits>
+#include <mutex>
+#include <new>
+#include <set>
+
+namespace ccnuma {
+
+namespace detail {
+
+std::size_t base_page_bytes() noexcept {
+    static const std::size_t page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
+    return page;
+}
+
+std::size_t unit_bytes(pages p) noexcept { return p == pages::huge ? huge_page_bytes : base_page_bytes(); }
+
+std::string human_bytes(std::size_t bytes) {
+    static constexpr const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+    double v = static_cast<double>(bytes);
+    unsigned u = 0;
+    while (v >= 1024 && u < 6) {
+        v /= 1024;
+        ++u;
+    }
+    char buf[32];
+    if (u == 0 || v == static_cast<double>(static_cast<std::uint64_t>(v)))
+        std::snprintf(buf, sizeof buf, "%.0f %s", v, units[u]);
+    else
+        std::snprintf(buf, sizeof buf, "%.1f %s", v, units[u]);
+    return buf;
+}
+
+namespace {
+constexpr unsigned long max_node_bits = 1024;  // the kernel's MAX_NUMNODES on Debian
+using node_mask = std::vector<unsigned long>;
+
+node_mask mask_of(const std::vector<unsigned>& nodes) {
+    node_mask m(max_node_bits / (8 * sizeof(unsigned long)), 0);
+    for (unsigned n : nodes)
+        if (n < max_node_bits) m[n / (8 * sizeof(unsigned long))] |= 1ul << (n % (8 * sizeof(unsigned long)));
+    return m;
+}
+
+const topology& machine() {
+    // Placement acts on this machine, whatever CCNUMA_TOPOLOGY says for planning.
+    static const topology t = [] {
+        topology_options o;
+        o.use_environment = false;
+        return topology::load(o);
+    }();
+    return t;
+}
+}  // namespace
+
+std::vector<unsigned> allowed_memory_nodes() {
+    node_mask m(max_node_bits / (8 * sizeof(unsigned long)), 0);
+    int mode = 0;
+    std::vector<unsigned> nodes;
+    if (::syscall(SYS_get_mempolicy, &mode, m.data(), max_node_bits + 1, nullptr, MPOL_F_MEMS_ALLOWED) != 0) {
+        for (const auto& n : machine().numa_nodes()) nodes.push_back(n.os_index);
+        return nodes;
+    }
+    for (unsigned n = 0; n < max_node_bits; ++n)
+        if (m[n / (8 * sizeof(unsigned long))] & (1ul << (n % (8 * sizeof(unsigned long))))) nodes.push_back(n);
+    return nodes;
+}
+
+std::uint64_t node_memory(unsigned node) {
+    for (const auto& n : machine().numa_nodes())
+        if (n.os_index == node) return n.memory_bytes;
+    return 0;
+}
+
+void check_node(unsigned node, const std::string& what) {
+    const auto allowed = allowed_memory_nodes();
+    if (std::find(allowed.begin(), allowed.end(), node) == allowed.end())
+        throw_error(errc::invalid_argument, what + ": node " + std::to_string(node) + " is not in the allowed set {" +
+                                                format_list(allowed) + "}");
+}
+
+int mbind_range(void* addr, std::size_t len, int mode, const std::vector<unsigned>& nodes, unsigned flags) {
+    if (len == 0) return 0;
+    const node_mask m = mask_of(nodes);
+    const long rc = ::syscall(SYS_mbind, addr, len, mode, nodes.empty() ? nullptr : m.data(),
+                              nodes.empty() ? 0 : max_node_bits + 1, flags);
+    return rc == 0 ? 0 : errno;
+}
+
+unsigned team_layout::owner(std::size_t element) const noexcept {
+    if (chunk != 0) return static_cast<unsigned>((element / chunk) % threads);
+    for (unsigned t = 0; t < threads; ++t)
+        if (element >= first[t] && element < last_plus_one[t]) return t;
+    return 0;
+}
+
+std::size_t team_layout::smallest_share() const noexcept {
+    std::size_t smallest = std::numeric_limits<std::size_t>::max();
+    for (unsigned t = 0; t < threads; ++t) {
+        std::size_t share = 0;
+        if (chunk == 0) {
+            share = last_plus_one[t] > first[t] ? last_plus_one[t] - first[t] : 0;
+        } else {
+            // Whole chunks of thread t, and its part of the last one.
+            const std::size_t chunks = (elements + chunk - 1) / chunk;
+            const std::size_t mine = chunks / threads + (t < chunks % threads ? 1 : 0);
+            share = std::min(mine * chunk, elements);
+        }
+        smallest = std::min(smallest, share);
+    }
+    return smallest;
+}
+
+team_layout run_team(std::size_t elements, const schedule& s,
+                     const std::function<void(unsigned, const team_layout&)>& in_thread) {
+    const unsigned requested = s.threads != 0 ? s.threads : static_cast<unsigned>(std::max(1, omp_get_max_threads()));
+    team_layout team;
+    team.elements = elements;
+    team.chunk = s.chunk;
+    team.first.assign(requested, 0);
+    team.last_plus_one.assign(requested, 0);
+    team.node.assign(requested, -1);
+    const bool plan = !current_plan().empty();
+    std::exception_ptr error;
+    std::once_flag error_once;
+#pragma omp parallel num_threads(static_cast<int>(requested))
+    {
+        const auto t = static_cast<unsigned>(omp_get_thread_num());
+#pragma omp single
+        team.threads = static_cast<unsigned>(omp_get_num_threads());
+        if (plan) {
+            try {
+                (void)bind_this_thread();
+            } catch (...) {
+                // The plan does not cover this team (another size or nesting level): the
+                // threads stay where the runtime put them, and their real nodes are used.
+            }
+        }
+        unsigned cpu = 0, node = 0;
+        if (::getcpu(&cpu, &node) == 0) team.node[t] = static_cast<int>(node);
+        if (s.chunk == 0) {
+            // The runtime's own partition, measured: no memory is touched, so this is cheap.
+            // Locals, stored once: writing the shared vectors per iteration would false-share.
+            std::size_t lo = 0, hi = 0;
+#pragma omp for schedule(static)
+            for (std::size_t i = 0; i < elements; ++i) {
+                if (hi == 0) lo = i;
+                hi = i + 1;
+            }
+            team.first[t] = lo;
+            team.last_plus_one[t] = hi;
+        }
+#pragma omp barrier
+        if (in_thread) {
+            try {
+                in_thread(t, team);
+            } catch (...) {
+                std::call_once(error_once, [&] { error = std::current_exception(); });
+            }
+        }
+    }
+    if (error) std::rethrow_exception(error);
+    return team;
+}
+
+std::vector<int> unit_nodes(const team_layout& team, const void* ptr, std::size_t bytes, std::size_t element_size,
+                            std::size_t unit) {
+    std::vector<int> nodes;
+    if (bytes == 0) return nodes;
+    const auto begin = reinterpret_cast<std::uintptr_t>(ptr);
+    const auto end = begin + bytes;
+    for (std::uintptr_t u = begin / unit * unit; u < end; u += unit)
+        nodes.push_back(team.node[team.owner(unit_owner_element(u, unit, begin, end, element_size, team.elements))]);
+    return nodes;
+}
+
+std::size_t unit_owner_element(std::uintptr_t unit_start, std::size_t unit, std::uintptr_t begin, std::uintptr_t end,
+                               std::size_t element_size, std::size_t elements) {
+    // The element in the middle of the unit's part of the range: a unit goes to the thread that
+    // owns most of it, so a chunk boundary a few bytes into a huge page (an array cookie, an
+    // odd element size) does not hand the whole huge page to the wrong thread.
+    const std::uintptr_t from = std::max(unit_start, begin), to = std::min<std::uintptr_t>(unit_start + unit, end);
+    const std::size_t element = (from + (to - from) / 2 - begin) / element_size;
+    return std::min(element, elements == 0 ? 0 : elements - 1);
+}
+
+namespace {
+std::mutex diagnostics_mutex;
+std::function<void(std::string_view)> diagnostics_handler = [](std::string_view message) {
+    static std::set<std::string, std::less<>> seen;
+    if (!seen.insert(std::string(message)).second) return;
+    std::fprintf(stderr, "ccnuma: warning: %.*s\n", static_cast<int>(message.size()), message.data());
+};
+}  // namespace
+
+void diagnose(const std::string& message) {
+    std::lock_guard lock(diagnostics_mutex);
+    if (diagnostics_handler) diagnostics_handler(message);
+}
+
+}  // namespace detail
+
+void set_diagnostic_handler(std::function<void(std::string_view)> handler) {
+    std::lock_guard lock(detail::diagnostics_mutex);
+    detail::diagnostics_handler = std::move(handler);
+}
+
+std::string to_string(const policy& p) {
+    auto page = [](pages pg) { return pg == pages::huge ? std::string(",huge") : std::string(); };
+    auto sched = [](const schedule& s) {
+        std::string r;
+        if (s.chunk) r += "chunk=" + std::to_string(s.chunk);
+        if (s.threads) r += std::string(r.empty() ? "" : ",") + "threads=" + std::to_string(s.threads);
+        return r;
+    };
+    auto wrap = [](const std::string& name, const std::string& args) {
+        return args.empty() ? name : name + "(" + (args[0] == ',' ? args.substr(1) : args) + ")";
+    };
+    return std::visit(
+        [&](const auto& x) -> std::string {
+            using T = std::decay_t<decltype(x)>;
+            if constexpr (std::is_same_v<T, first_touch>) return wrap("first_touch", sched(x.sched) + page(x.page));
+            else if constexpr (std::is_same_v<T, blocked>) return wrap("blocked", sched(x.sched) + page(x.page));
+            else if constexpr (std::is_same_v<T, interleave>)
+                return wrap("interleave", (x.node_set.empty() ? std::string("all") : format_list(x.node_set)) + page(x.page));
+            else if constexpr (std::is_same_v<T, on_node>) return wrap("on_node", std::to_string(x.node) + page(x.page));
+            else return wrap("preferred", std::to_string(x.node) + page(x.page));
+        },
+        p);
+}
+
+pages page_kind(const policy& p) noexcept {
+    return std::visit([](const auto& x) { return x.page; }, p);
+}
+
+namespace {
+
+// The nodes a policy may put pages on, checked against the allowed set.
+std::vector<unsigned> target_nodes(const policy& p, std::size_t bytes) {
+    const std::string what = "placement " + to_string(p) + " of " + detail::human_bytes(bytes);
+    if (const auto* il = std::get_if<interleave>(&p)) {
+        if (il->node_set.empty()) return detail::allowed_memory_nodes();
+        for (unsigned n : il->node_set) detail::check_node(n, what);
+        return il->node_set;
+    }
+    if (const auto* on = std::get_if<on_node>(&p)) {
+        detail::check_node(on->node, what);
+        return {on->node};
+    }
+    if (const auto* pr = std::get_if<preferred>(&p)) {
+        detail::check_node(pr->node, what);
+        return detail::allowed_memory_nodes();  // it falls back to any node
+    }
+    return detail::allowed_memory_nodes();
+}
+
+void touch_units(const detail::team_layout& team, unsigned t, char* base, std::size_t bytes, std::size_t element_size,
+                 std::size_t unit) {
+    const std::size_t page = detail::base_page_bytes();
+    const auto begin = reinterpret_cast<std::uintptr_t>(base);
+    const auto end = begin + bytes;
+    for (std::uintptr_t u = begin / unit * unit; u < end; u += unit) {
+        const std::uintptr_t first_byte = std::max(u, begin);
+        if (team.owner(detail::unit_owner_element(u, unit, begin, end, element_size, team.elements)) != t) continue;
+        // Every base page of the unit, so that it is placed even where THP gives no huge page.
+        // A volatile read and write of the same byte keeps the content. (An atomic fetch_or(0)
+        // would do it in one fault, but LLVM turns an idempotent RMW into a plain load.)
+        for (std::uintptr_t b = first_byte; b < std::min<std::uintptr_t>(u + unit, end); b = (b / page + 1) * page) {
+            volatile char* c = reinterpret_cast<volatile char*>(b);
+            *c = *c;
+        }
+    }
+}
+
+void warn_small_chunks(const detail::team_layout& team, std::size_t bytes, std::size_t element_size, std::size_t unit,
+                       const policy& p) {
+    if (team.threads < 2 || team.elements == 0) return;
+    const std::size_t share = team.smallest_share() * element_size;
+    if (share >= unit) return;
+    detail::diagnose(to_string(p) + " of " + detail::human_bytes(bytes) + " over " + std::to_string(team.threads) +
+                     " threads: a thread's chunk (" + detail::human_bytes(share) + ") is smaller than a " +
+                     (unit == detail::huge_page_bytes ? "huge page" : "page") + " (" + detail::human_bytes(unit) +
+                     "), so threads share pages and each page lands on one of their nodes; use larger blocks, "
+                     "fewer threads, or interleave");
+}
+
+void apply(void* ptr, std::size_t bytes, const policy& p, std::size_t element_size) {
+    if (bytes == 0) return;
+    element_size = std::max<std::size_t>(element_size, 1);
+    const std::size_t unit = detail::unit_bytes(page_kind(p));
+    const std::string what = "placement " + to_string(p) + " of " + detail::human_bytes(bytes);
+    if (page_kind(p) == pages::huge) (void)::madvise(ptr, bytes, MADV_HUGEPAGE);
+    auto fail = [&](int err, const std::string& call) {
+        detail::throw_system_error(err, what + ": " + call + " failed");
+    };
+    if (const auto* ft = std::get_if<first_touch>(&p)) {
+        const std::size_t n = bytes / element_size + (bytes % element_size ? 1 : 0);
+        auto team = detail::run_team(n, ft->sched, [&](unsigned t, const detail::team_layout& layout) {
+            touch_units(layout, t, static_cast<char*>(ptr), bytes, element_size, unit);
+        });
+        warn_small_chunks(team, bytes, element_size, unit, p);
+    } else if (const auto* bl = std::get_if<blocked>(&p)) {
+        const std::size_t n = bytes / element_size + (bytes % element_size ? 1 : 0);
+        const auto team = detail::run_team(n, bl->sched);
+        warn_small_chunks(team, bytes, element_size, unit, p);
+        const auto nodes = detail::unit_nodes(team, ptr, bytes, element_size, unit);
+        // One mbind per run of units with the same node.
+        const auto begin = reinterpret_cast<std::uintptr_t>(ptr);
+        const std::size_t page = detail::base_page_bytes();
+        for (std::size_t i = 0, j = 0; i < nodes.size(); i = j) {
+            for (j = i + 1; j < nodes.size() && nodes[j] == nodes[i]; ++j) {
+            }
+            const std::uintptr_t from = std::max<std::uintptr_t>(begin, (begin / unit + i) * unit);
+            const std::uintptr_t to = std::min<std::uintptr_t>(begin + bytes, (begin / unit + j) * unit);
+            const std::uintptr_t to_page = (to + page - 1) / page * page;
+            if (nodes[i] < 0) continue;
+            if (int err = detail::mbind_range(reinterpret_cast<void*>(from), to_page - from, MPOL_BIND,
+                                              {static_cast<unsigned>(nodes[i])}, 0))
+                fail(err, "mbind to node " + std::to_string(nodes[i]));
+        }
+    } else {
+        const auto nodes = target_nodes(p, bytes);
+        const int mode = std::holds_alternative<interleave>(p) ? MPOL_INTERLEAVE
+                         : std::holds_alternative<on_node>(p) ? MPOL_BIND
+                                                              : MPOL_PREFERRED;
+        const std::size_t len = (bytes + detail::base_page_bytes() - 1) / detail::base_page_bytes() * detail::base_page_bytes();
+        if (int err = detail::mbind_range(ptr, len, mode, std::holds_alternative<preferred>(p)
+                                                              ? std::vector<unsigned>{std::get<preferred>(p).node}
+                                                              : nodes,
+                                          0))
+            fail(err, "mbind");
+    }
+}
+
+std::size_t mapping_length(std::size_t bytes, pages pg) {
+    const std::size_t unit = detail::unit_bytes(pg);
+    return (bytes + unit - 1) / unit * unit;
+}
+
+}  // namespace
+
+void* allocate(std::size_t bytes, const policy& p, std::size_t element_size, std::size_t alignment) {
+    const std::size_t page = detail::base_page_bytes();
+    if (alignment == 0 || (alignment & (alignment - 1)) != 0 || alignment > page)
+        detail::throw_error(errc::invalid_argument, "allocate of " + detail::human_bytes(bytes) + ": alignment " +
+                                                        std::to_string(alignment) +
+                                                        " is not a power of two up to the page size (" +
+                                                        std::to_string(page) + ")");
+    // Validate nodes first, so that a bad node is reported as such even for small blocks.
+    const auto nodes = target_nodes(p, bytes);
+    if (bytes < page) return ::operator new(std::max<std::size_t>(bytes, 1), std::align_val_t{alignment});
+
+
+    // More than the policy's nodes hold can never be placed; refusing here is better than the
+    // OOM killer later, when the pages are touched.
+    std::uint64_t capacity = 0;
+    for (unsigned n : nodes) capacity += detail::node_memory(n);
+    if (capacity != 0 && bytes > capacity) throw std::bad_alloc();
+    if (bytes > std::numeric_limits<std::size_t>::max() - 2 * detail::huge_page_bytes) throw std::bad_alloc();
+
+    const pages pg = page_kind(p);
+    const std::size_t len = mapping_length(bytes, pg);
+    const std::size_t slack = pg == pages::huge ? detail::huge_page_bytes : 0;
+    void* raw = ::mmap(nullptr, len + slack, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (raw == MAP_FAILED) throw std::bad_alloc();
+    auto* start = static_cast<char*>(raw);
+    if (slack) {
+        // Trim to a 2 MiB boundary so that huge pages line up with the placement units.
+        auto* aligned = reinterpret_cast<char*>((reinterpret_cast<std::uintptr_t>(raw) + slack - 1) / slack * slack);
+        if (aligned > start) ::munmap(start, static_cast<std::size_t>(aligned - start));
+        const std::size_t tail = static_cast<std::size_t>(start + len + slack - (aligned + len));
+        if (tail) ::munmap(aligned + len, tail);
+        start = aligned;
+    }
+    try {
+        apply(start, bytes, p, element_size);
+    } catch (...) {
+        ::munmap(start, len);
+        throw;
+    }
+    return start;
+}
+
+void deallocate(void* ptr, std::size_t bytes, const policy& p, std::size_t alignment) noexcept {
+    if (ptr == nullptr) return;
+    if (bytes < detail::base_page_bytes()) {
+        ::operator delete(ptr, std::align_val_t{alignment});
+        return;
+    }
+    ::munmap(ptr, mapping_length(bytes, page_kind(p)));
+}
+
+void place(void* ptr, std::size_t bytes, const policy& p, std::size_t element_size) {
+    if (reinterpret_cast<std::uintptr_t>(ptr) % detail::base_page_bytes() != 0)
+        detail::throw_error(errc::invalid_argument, "place " + to_string(p) + " of " + detail::human_bytes(bytes) +
+                                                        ": the address is not page-aligned (expected a multiple of " +
+                                                        std::to_string(detail::base_page_bytes()) + ")");
+    (void)target_nodes(p, bytes);
+    apply(ptr, bytes, p, element_size);
+}
+
+}  // namespace ccnuma
