@@ -1,0 +1,70 @@
+// ccnuma::allocator, memory_resource and parallel_new as the standard library uses them.
+
+#include <ccnuma/allocator.hpp>
+
+#include <gtest/gtest.h>
+
+#include <list>
+#include <map>
+#include <memory_resource>
+#include <numeric>
+#include <vector>
+
+namespace {
+
+TEST(Allocator, WorksWithStandardContainers) {
+    std::vector<double, ccnuma::allocator<double>> v(100000, 1.5);
+    EXPECT_DOUBLE_EQ(std::accumulate(v.begin(), v.end(), 0.0), 150000.0);
+    v.resize(200001, 2.0);
+    EXPECT_DOUBLE_EQ(v.back(), 2.0);
+    std::list<int, ccnuma::allocator<int, ccnuma::blocked>> l{1, 2, 3};  // rebinds to list nodes
+    EXPECT_EQ(l.size(), 3u);
+    std::map<int, int, std::less<>, ccnuma::allocator<std::pair<const int, int>, ccnuma::interleave>> m{{1, 2}};
+    EXPECT_EQ(m.at(1), 2);
+}
+
+TEST(Allocator, RebindAndEqualityFollowThePolicy) {
+    using a = ccnuma::allocator<double, ccnuma::interleave>;
+    const a x(ccnuma::interleave{}.nodes({0}));
+    const std::allocator_traits<a>::rebind_alloc<int> y(x);
+    EXPECT_TRUE(y == x);
+    EXPECT_EQ(y.policy(), x.policy());
+    EXPECT_FALSE(x == a(ccnuma::interleave{}));
+    EXPECT_THROW((void)a().allocate(~std::size_t{0} / 4), std::bad_array_new_length);
+}
+
+TEST(MemoryResource, ServesPmrContainersAndComparesByPolicy) {
+    ccnuma::memory_resource r1{ccnuma::blocked{}}, r2{ccnuma::blocked{}}, r3{ccnuma::on_node(0)};
+    std::pmr::vector<double> v(50000, 3.0, &r1);
+    EXPECT_DOUBLE_EQ(std::accumulate(v.begin(), v.end(), 0.0), 150000.0);
+    EXPECT_TRUE(r1.is_equal(r2));
+    EXPECT_FALSE(r1.is_equal(r3));
+    EXPECT_FALSE(r1.is_equal(*std::pmr::new_delete_resource()));
+}
+
+struct tracked : ccnuma::parallel_new<tracked> {
+    static inline int live = 0;
+    tracked() { ++live; }
+    ~tracked() { --live; }
+    double v[4] = {};
+};
+
+struct alignas(64) wide : ccnuma::parallel_new<wide, ccnuma::blocked> {
+    double v[8] = {};
+};
+
+TEST(ParallelNew, ArraysAreConstructedInPlacedStorageAndFreed) {
+    tracked* t = new tracked[10000];
+    EXPECT_EQ(tracked::live, 10000);
+    t[9999].v[3] = 1;
+    delete[] t;
+    EXPECT_EQ(tracked::live, 0);
+    for (std::size_t n : {std::size_t{1}, std::size_t{3}, std::size_t{70000}}) {
+        wide* w = new wide[n];
+        EXPECT_EQ(reinterpret_cast<std::uintptr_t>(w) % 64, 0u) << n;
+        w[n - 1].v[7] = 2;
+        delete[] w;
+    }
+}
+
+}  // namespace
