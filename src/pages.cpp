@@ -134,8 +134,10 @@ void migrate(void* ptr, std::size_t bytes, const policy& p) {
     std::vector<int> targets;
     if (std::holds_alternative<first_touch>(p) || std::holds_alternative<blocked>(p)) {
         const schedule s = std::holds_alternative<first_touch>(p) ? std::get<first_touch>(p).sched : std::get<blocked>(p).sched;
-        const auto team = detail::run_team(bytes, s);  // one element per byte: the page decides
-        const auto per_unit = detail::unit_nodes(team, ptr, bytes, 1, unit);
+        // Pages as the elements: the page decides anyway, and a loop over bytes would cost
+        // O(bytes) for nothing.
+        const auto team = detail::run_team(count, s);
+        const auto per_unit = detail::unit_nodes(team, ptr, bytes, page, unit);
         for (std::size_t i = 0; i < count; ++i)
             targets.push_back(per_unit[(first + i * page) / unit - reinterpret_cast<std::uintptr_t>(ptr) / unit]);
     } else {
@@ -165,7 +167,7 @@ void migrate(void* ptr, std::size_t bytes, const policy& p) {
             detail::throw_system_error(errno, what + ": move_pages failed");
     }
     // Pages written from now on follow the new policy too (first_touch has none to set).
-    if (!std::holds_alternative<first_touch>(p)) place(ptr, bytes, p, 1);
+    if (!std::holds_alternative<first_touch>(p)) place(ptr, bytes, p, page);
 }
 
 const support_info& support() {

@@ -1,6 +1,7 @@
 #include "placement_internal.hpp"
 
 #include <ccnuma/binding.hpp>
+#include <ccnuma/detail/format.hpp>
 #include <ccnuma/detail/throw_error.hpp>
 #include <ccnuma/placement.hpp>
 #include <ccnuma/topology.hpp>
@@ -32,7 +33,7 @@ std::size_t base_page_bytes() noexcept {
 
 std::size_t unit_bytes(pages p) noexcept { return p == pages::huge ? huge_page_bytes : base_page_bytes(); }
 
-std::string human_bytes(std::size_t bytes) {
+std::string human_bytes(std::uint64_t bytes) {
     static constexpr const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
     double v = static_cast<double>(bytes);
     unsigned u = 0;
@@ -41,10 +42,7 @@ std::string human_bytes(std::size_t bytes) {
         ++u;
     }
     char buf[32];
-    if (u == 0 || v == static_cast<double>(static_cast<std::uint64_t>(v)))
-        std::snprintf(buf, sizeof buf, "%.0f %s", v, units[u]);
-    else
-        std::snprintf(buf, sizeof buf, "%.1f %s", v, units[u]);
+    std::snprintf(buf, sizeof buf, v < 10 && u > 0 ? "%.1f %s" : "%.0f %s", v, units[u]);
     return buf;
 }
 

@@ -2,6 +2,7 @@
 // Shared by placement.cpp and pages.cpp: the kernel's memory-policy calls, and the team that
 // decides which thread owns which element (and so which page).
 
+#include <ccnuma/detail/format.hpp>
 #include <ccnuma/placement.hpp>
 
 #include <cstddef>
@@ -17,9 +18,6 @@ inline constexpr std::size_t huge_page_bytes = std::size_t{2} << 20;
 std::size_t base_page_bytes() noexcept;
 /// The placement unit: a base page, or a 2 MiB huge page.
 std::size_t unit_bytes(pages p) noexcept;
-
-/// "1.5 GiB", "12 KiB", "100 B": for messages.
-std::string human_bytes(std::size_t bytes);
 
 /// The nodes this process may allocate on (get_mempolicy MPOL_F_MEMS_ALLOWED).
 std::vector<unsigned> allowed_memory_nodes();

@@ -78,7 +78,7 @@ TEST(Allocate, NodesOutsideTheAllowedSetAreNamed) {
             ADD_FAILURE() << "no error";
         } catch (const ccnuma::error& e) {
             EXPECT_EQ(e.code(), ccnuma::make_error_code(ccnuma::errc::invalid_argument));
-            EXPECT_NE(std::string(e.what()).find("placement " + ccnuma::to_string(pol) + " of 1 MiB: node 7 is not in the allowed set {"),
+            EXPECT_NE(std::string(e.what()).find("placement " + ccnuma::to_string(pol) + " of 1.0 MiB: node 7 is not in the allowed set {"),
                       std::string::npos)
                 << e.what();
         }
@@ -101,7 +101,7 @@ TEST(Diagnostics, AChunkSmallerThanAPageIsReported) {
     // 4 threads over 2 pages of doubles: each chunk is half a page (the lecture's DMVM case).
     void* p = ccnuma::allocate(2 * page, ccnuma::first_touch{}.threads(4), sizeof(double));
     ccnuma::deallocate(p, 2 * page, ccnuma::first_touch{});
-    EXPECT_NE(seen.find("first_touch(threads=4) of 8 KiB over 4 threads: a thread's chunk (2 KiB) is smaller than a page"),
+    EXPECT_NE(seen.find("first_touch(threads=4) of 8.0 KiB over 4 threads: a thread's chunk (2.0 KiB) is smaller than a page"),
               std::string::npos)
         << seen;
     seen.clear();

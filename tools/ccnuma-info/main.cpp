@@ -4,6 +4,7 @@
 #include "../common/cli.hpp"
 
 #include <ccnuma/ccnuma.hpp>
+#include <ccnuma/detail/format.hpp>
 #include <ccnuma/detail/json.hpp>
 
 #include <cstdio>
@@ -23,18 +24,7 @@ constexpr const char* usage =
     "  CCNUMA_TOPOLOGY=<synthetic|file.xml> describes another machine; CCNUMA_CPUSET=LIST\n"
     "  restricts it as taskset would.\n";
 
-std::string bytes(std::uint64_t b) {
-    const char* unit[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-    double v = static_cast<double>(b);
-    int u = 0;
-    while (v >= 1024.0 && u < 4) {
-        v /= 1024.0;
-        ++u;
-    }
-    char buf[32];
-    std::snprintf(buf, sizeof buf, v < 10 && u > 0 ? "%.1f %s" : "%.0f %s", v, unit[u]);
-    return buf;
-}
+std::string bytes(std::uint64_t b) { return ccnuma::detail::human_bytes(b); }
 
 std::string pad(std::string s, std::size_t w) {
     if (s.size() < w) s.append(w - s.size(), ' ');
