@@ -49,8 +49,8 @@ page_histogram node_histogram(const std::vector<int>& nodes);
 double locality(const void* ptr, std::size_t count, std::size_t element_size, schedule s = {});
 
 /// Moves the existing pages of [ptr, ptr + bytes) (page-aligned ptr) to where `p` would have
-/// put them, with move_pages (first_touch, blocked: per thread) or mbind with MPOL_MF_MOVE
-/// (interleave, on_node, preferred), and sets the policy for pages not yet written. For
+/// put them, page by page with move_pages (mbind's MPOL_MF_MOVE leaves pages that are already
+/// inside the new node set), and sets the policy for pages not yet written. For
 /// first_touch and blocked the partition is taken over pages (a chunk counts pages). Throws
 /// ccnuma::error naming the range if the kernel refuses.
 void migrate(void* ptr, std::size_t bytes, const policy& p);
