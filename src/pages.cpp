@@ -107,16 +107,40 @@ page_histogram node_histogram(const std::vector<int>& nodes) {
 
 page_histogram node_histogram(const void* ptr, std::size_t bytes) { return node_histogram(page_nodes(ptr, bytes)); }
 
-double locality(const void* ptr, std::size_t count, std::size_t element_size, schedule s) {
-    const std::size_t bytes = count * element_size;
-    if (count == 0 || element_size == 0) return 1.0;
-    const auto nodes = page_nodes(ptr, bytes);
+namespace {
+double locality_of(const std::vector<int>& nodes, const void* ptr, std::size_t count, std::size_t element_size,
+                   schedule s) {
+    if (nodes.empty()) return 1.0;
     const auto team = detail::run_team(count, s);
-    const auto expected = detail::unit_nodes(team, ptr, bytes, element_size, detail::base_page_bytes());
+    const auto expected = detail::unit_nodes(team, ptr, count * element_size, element_size, detail::base_page_bytes());
     std::size_t local = 0;
     for (std::size_t i = 0; i < nodes.size(); ++i)
         if (nodes[i] >= 0 && nodes[i] == expected[i]) ++local;
     return static_cast<double>(local) / static_cast<double>(nodes.size());
+}
+}  // namespace
+
+double locality(const void* ptr, std::size_t count, std::size_t element_size, schedule s) {
+    if (count == 0 || element_size == 0) return 1.0;
+    return locality_of(page_nodes(ptr, count * element_size), ptr, count, element_size, s);
+}
+
+std::string placement_report::to_string() const {
+    char head[48];
+    std::snprintf(head, sizeof head, "locality %.1f%%: ", 100.0 * locality);
+    return head + pages.to_string();
+}
+
+placement_report report_placement(const void* ptr, std::size_t count, std::size_t element_size, schedule s) {
+    placement_report r;
+    if (count == 0 || element_size == 0) {
+        r.pages = node_histogram(std::vector<int>{});
+        return r;
+    }
+    const auto nodes = page_nodes(ptr, count * element_size);
+    r.pages = node_histogram(nodes);
+    r.locality = locality_of(nodes, ptr, count, element_size, s);
+    return r;
 }
 
 void migrate(void* ptr, std::size_t bytes, const policy& p) {

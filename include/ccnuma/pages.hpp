@@ -48,6 +48,18 @@ page_histogram node_histogram(const std::vector<int>& nodes);
 /// about 1/nodes is what serial initialization gives. Not-present pages count as not local.
 double locality(const void* ptr, std::size_t count, std::size_t element_size, schedule s = {});
 
+/// What a container's placement() returns: where its pages are, and how many of them are on
+/// the node of the thread that its schedule gives them to.
+struct placement_report {
+    page_histogram pages;
+    double locality = 1.0;
+    /// "locality 100.0%: node 0: 8192 pages (50.0%), node 1: 8192 pages (50.0%)".
+    std::string to_string() const;
+};
+
+/// node_histogram() and locality() of `count` elements at `ptr`, from one page query.
+placement_report report_placement(const void* ptr, std::size_t count, std::size_t element_size, schedule s = {});
+
 /// Moves the existing pages of [ptr, ptr + bytes) (page-aligned ptr) to where `p` would have
 /// put them, page by page with move_pages (mbind's MPOL_MF_MOVE leaves pages that are already
 /// inside the new node set), and sets the policy for pages not yet written. For

@@ -1,0 +1,147 @@
+#pragma once
+// The parallel loops of the containers. Everything a container does to its elements runs as
+// `#pragma omp for schedule(static)` (or schedule(static, chunk)) in a team of the size the
+// policy's schedule names, so that element i is constructed, computed on and destroyed by the
+// thread whose first touch placed its page: the runtime's own partition, not a copy of it.
+
+#include <ccnuma/placement.hpp>
+
+#include <omp.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstddef>
+#include <exception>
+#include <limits>
+#include <type_traits>
+#include <variant>
+
+namespace ccnuma::detail {
+
+/// The schedule a policy partitions by. interleave, on_node and preferred do not follow the
+/// threads, so their containers use plain schedule(static).
+template <class Policy>
+ccnuma::schedule schedule_of(const Policy& p) noexcept {
+    if constexpr (std::is_same_v<Policy, ccnuma::policy>)
+        return std::visit([](const auto& x) { return schedule_of(x); }, p);
+    else if constexpr (requires { p.sched; })
+        return p.sched;
+    else
+        return {};
+}
+
+/// Size of the team that runs a schedule (as run_team sizes the first-touch team).
+inline int team_threads(const ccnuma::schedule& s) noexcept {
+    return s.threads != 0 ? static_cast<int>(s.threads) : std::max(1, omp_get_max_threads());
+}
+
+/// body(i) for i in [0, n), as a worksharing loop of the enclosing parallel region, with its
+/// closing barrier. Two static loops with the same n and chunk in one region give each thread
+/// the same iterations (OpenMP 5.2, 11.5.3), which the exception cleanup below relies on.
+template <class Body>
+void for_static(std::size_t n, std::size_t chunk, Body&& body) {
+    if (chunk == 0) {
+#pragma omp for schedule(static)
+        for (std::size_t i = 0; i < n; ++i) body(i);
+    } else {
+#pragma omp for schedule(static, chunk)
+        for (std::size_t i = 0; i < n; ++i) body(i);
+    }
+}
+
+/// body(i) for i in [0, n) in a new team, partitioned by `s`. If body can throw, the first
+/// exception stops every thread at its next element and is rethrown here; what was done stays
+/// done. A noexcept body runs as the bare loop, so that it vectorizes.
+template <class Body>
+void parallel_for(std::size_t n, const ccnuma::schedule& s, Body&& body) {
+    if (n == 0) return;
+    if constexpr (noexcept(body(std::size_t{}))) {
+#pragma omp parallel num_threads(team_threads(s))
+        for_static(n, s.chunk, body);
+    } else {
+        std::atomic<bool> failed{false};
+        std::exception_ptr error;
+#pragma omp parallel num_threads(team_threads(s))
+        for_static(n, s.chunk, [&](std::size_t i) {
+            if (failed.load(std::memory_order_relaxed)) return;
+            try {
+                body(i);
+            } catch (...) {
+                if (!failed.exchange(true)) error = std::current_exception();
+            }
+        });
+        if (error) std::rethrow_exception(error);
+    }
+}
+
+/// The iterations [lo, hi) of thread t of `threads` in schedule(static, chunk) over n, chunk by
+/// chunk: visit(lo, hi). For chunk 0 this is the balanced partition (the first n % threads
+/// threads get one more) that libgomp and libomp use for schedule(static). Reductions use it
+/// to give each thread a plain loop the compiler can vectorize.
+template <class Visit>
+void static_ranges(std::size_t n, std::size_t chunk, unsigned t, unsigned threads, Visit&& visit) {
+    if (chunk == 0) {
+        const std::size_t q = n / threads, r = n % threads;
+        const std::size_t lo = t * q + std::min<std::size_t>(t, r);
+        const std::size_t hi = lo + q + (t < r ? 1 : 0);
+        if (lo < hi) visit(lo, hi);
+        return;
+    }
+    for (std::size_t lo = std::size_t{t} * chunk; lo < n; lo += std::size_t{threads} * chunk)
+        visit(lo, std::min(n, lo + chunk));
+}
+
+/// Constructs the elements p[from..to) with make(p + i, i), each by the thread that the static
+/// schedule over [0, n) gives it to (a resize builds part of a block partitioned as a whole).
+/// If a construction throws, the other threads stop at their next element, every element
+/// already constructed is destroyed by the thread that built it, and the first exception is
+/// rethrown here. The storage stays with the caller.
+template <class T, class Make>
+void parallel_construct(T* p, std::size_t n, const ccnuma::schedule& s, Make&& make, std::size_t from = 0,
+                        std::size_t to = std::numeric_limits<std::size_t>::max()) {
+    to = std::min(to, n);
+    if (from >= to) return;
+    if constexpr (noexcept(make(p, std::size_t{}))) {
+        parallel_for(n, s, [&](std::size_t i) noexcept {
+            if (i >= from && i < to) make(p + i, i);
+        });
+    } else {
+        constexpr std::size_t none = std::numeric_limits<std::size_t>::max();
+        std::atomic<bool> failed{false};
+        std::exception_ptr error;
+#pragma omp parallel num_threads(team_threads(s))
+        {
+            // Each thread builds its iterations in increasing order, so "everything of mine
+            // in [from, stop)" is exactly what it has built.
+            std::size_t stop = none;
+            for_static(n, s.chunk, [&](std::size_t i) {
+                if (stop != none || i < from || i >= to) return;
+                if (failed.load(std::memory_order_relaxed)) {
+                    stop = i;
+                    return;
+                }
+                try {
+                    make(p + i, i);
+                } catch (...) {
+                    stop = i;
+                    if (!failed.exchange(true)) error = std::current_exception();
+                }
+            });
+            if (failed.load()) {
+                if constexpr (!std::is_trivially_destructible_v<T>)
+                    for_static(n, s.chunk, [&](std::size_t i) {
+                        if (i >= from && i < to && i < stop) p[i].~T();
+                    });
+            }
+        }
+        if (error) std::rethrow_exception(error);
+    }
+}
+
+/// Destroys p[0..n), each element by the thread that the schedule gives it to.
+template <class T>
+void parallel_destroy(T* p, std::size_t n, const ccnuma::schedule& s) noexcept {
+    if constexpr (!std::is_trivially_destructible_v<T>) parallel_for(n, s, [&](std::size_t i) noexcept { p[i].~T(); });
+}
+
+}  // namespace ccnuma::detail
