@@ -36,16 +36,29 @@ inline int team_threads(const ccnuma::schedule& s) noexcept {
 }
 
 /// body(i) for i in [0, n), as a worksharing loop of the enclosing parallel region, with its
-/// closing barrier. Two static loops with the same n and chunk in one region give each thread
-/// the same iterations (OpenMP 5.2, 11.5.3), which the exception cleanup below relies on.
-template <class Body>
+/// closing barrier unless Wait is false. Two static loops with the same n and chunk in one
+/// region give each thread the same iterations (OpenMP 5.2, 11.5.3), which the exception
+/// cleanup below relies on.
+template <bool Wait = true, class Body>
 void for_static(std::size_t n, std::size_t chunk, Body&& body) {
-    if (chunk == 0) {
+    if constexpr (Wait) {
+        if (chunk == 0) {
 #pragma omp for schedule(static)
-        for (std::size_t i = 0; i < n; ++i) body(i);
-    } else {
+            for (std::size_t i = 0; i < n; ++i) body(i);
+        } else {
 #pragma omp for schedule(static, chunk)
-        for (std::size_t i = 0; i < n; ++i) body(i);
+            for (std::size_t i = 0; i < n; ++i) body(i);
+        }
+    } else {
+        // A loop that ends its region needs no barrier of its own: the region's end is one.
+        // That second barrier would cost more than the work of a 1000-element triad.
+        if (chunk == 0) {
+#pragma omp for schedule(static) nowait
+            for (std::size_t i = 0; i < n; ++i) body(i);
+        } else {
+#pragma omp for schedule(static, chunk) nowait
+            for (std::size_t i = 0; i < n; ++i) body(i);
+        }
     }
 }
 
@@ -57,12 +70,12 @@ void parallel_for(std::size_t n, const ccnuma::schedule& s, Body&& body) {
     if (n == 0) return;
     if constexpr (noexcept(body(std::size_t{}))) {
 #pragma omp parallel num_threads(team_threads(s))
-        for_static(n, s.chunk, body);
+        for_static<false>(n, s.chunk, body);
     } else {
         std::atomic<bool> failed{false};
         std::exception_ptr error;
 #pragma omp parallel num_threads(team_threads(s))
-        for_static(n, s.chunk, [&](std::size_t i) {
+        for_static<false>(n, s.chunk, [&](std::size_t i) {
             if (failed.load(std::memory_order_relaxed)) return;
             try {
                 body(i);
@@ -129,7 +142,7 @@ void parallel_construct(T* p, std::size_t n, const ccnuma::schedule& s, Make&& m
             });
             if (failed.load()) {
                 if constexpr (!std::is_trivially_destructible_v<T>)
-                    for_static(n, s.chunk, [&](std::size_t i) {
+                    for_static<false>(n, s.chunk, [&](std::size_t i) {
                         if (i >= from && i < to && i < stop) p[i].~T();
                     });
             }
