@@ -8,6 +8,8 @@
 #include <ccnuma/placement.hpp>
 #include <ccnuma/topology.hpp>
 
+#include "../support/page_expectations.hpp"
+
 #include <gtest/gtest.h>
 #include <omp.h>
 #include <sched.h>
@@ -22,45 +24,13 @@
 
 namespace {
 
-const std::size_t page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
-
 // 16 MiB of doubles: with 4 threads each chunk is 4 MiB, whole huge pages under THP.
 constexpr std::size_t n = (std::size_t{16} << 20) / sizeof(double);
 
-std::vector<unsigned> nodes() {
-    std::vector<unsigned> v;
-    for (const auto& node : ccnuma::topology::current().numa_nodes()) v.push_back(node.os_index);
-    return v;
-}
-
-// For each page of [p, p + count * sizeof(T)), the node of the thread that a
-// `schedule(static)` loop over the elements runs the page's first element on. Measured by
-// running that loop, with getcpu() in the thread.
-template <class T>
-std::vector<int> expected_first_touch(const T* p, std::size_t count) {
-    const auto begin = reinterpret_cast<std::uintptr_t>(p);
-    const auto first_page = begin / page;
-    const auto pages = (begin + count * sizeof(T) + page - 1) / page - first_page;
-    std::vector<int> expected(pages, -1);
-#pragma omp parallel
-    {
-        unsigned cpu = 0, node = 0;
-        ::getcpu(&cpu, &node);
-#pragma omp for schedule(static)
-        for (std::size_t i = 0; i < count; ++i) {
-            const auto addr = begin + i * sizeof(T);
-            const auto pg = addr / page - first_page;
-            if (i == 0 || addr / page != (addr - sizeof(T)) / page) expected[pg] = static_cast<int>(node);
-        }
-    }
-    return expected;
-}
-
-double matching(const std::vector<int>& actual, const std::vector<int>& expected) {
-    std::size_t same = 0;
-    for (std::size_t i = 0; i < actual.size(); ++i) same += actual[i] >= 0 && actual[i] == expected[i];
-    return actual.empty() ? 1.0 : static_cast<double>(same) / static_cast<double>(actual.size());
-}
+using test_support::expected_first_touch;
+using test_support::matching;
+using test_support::nodes;
+using test_support::page;
 
 void serial_fill(double* p, std::size_t count) {
     for (std::size_t i = 0; i < count; ++i) p[i] = static_cast<double>(i);
