@@ -1,0 +1,384 @@
+// The hierarchical algorithms against std:: on the same data: every algorithm, sequential and
+// par::, for segment counts 1, 2, 3 and 7, paddings none, cache line and page, and sizes 0, 1, a
+// prime and a large prime; subranges that start and end inside segments; ranges with other
+// segmentations, plain iterators, non-random-access iterators and output iterators; the
+// thread that runs each segment under par::; exceptions from function objects.
+
+#include <ccnuma/algorithm.hpp>
+#include <ccnuma/seg_array.hpp>
+#include <ccnuma/vector.hpp>
+
+#include <gtest/gtest.h>
+#include <omp.h>
+
+#include <algorithm>
+#include <cstring>
+#include <functional>
+#include <iterator>
+#include <list>
+#include <numeric>
+#include <stdexcept>
+#include <string>
+#include <tuple>
+#include <vector>
+
+namespace {
+
+struct quiet_diagnostics : ::testing::Environment {
+    // In SetUp, not in a static initializer: the library's default handler may be initialized
+    // after this file's statics and would replace an empty one set there.
+    void SetUp() override { ccnuma::set_diagnostic_handler({}); }
+};
+const auto* const quiet = ::testing::AddGlobalTestEnvironment(new quiet_diagnostics);
+
+using array_t = ccnuma::seg_array<long long>;
+
+long long value_at(std::size_t i) { return static_cast<long long>((i * 7919) % 10007) - 5000; }
+long long small_at(std::size_t i) { return static_cast<long long>(i % 13); }
+
+std::string pad_name(const ccnuma::padding& p) {
+    return p == ccnuma::pad::none ? "none" : p == ccnuma::pad::cache_line ? "line" : "page";
+}
+
+class Algorithms : public ::testing::TestWithParam<std::tuple<std::size_t, ccnuma::padding, std::size_t>> {
+protected:
+    std::size_t segments = std::get<0>(GetParam());
+    ccnuma::padding padding = std::get<1>(GetParam());
+    std::size_t n = std::get<2>(GetParam());
+    // Another segmentation of the same size: other count, other padding.
+    std::size_t other_segments = segments % 7 + 2;
+    ccnuma::padding other_padding = padding == ccnuma::pad::page ? ccnuma::pad::none : ccnuma::pad::page;
+
+    array_t make(long long (*gen)(std::size_t)) const { return {n, gen, ccnuma::seg::count(segments), padding}; }
+    array_t make_other(long long (*gen)(std::size_t)) const {
+        return {n, gen, ccnuma::seg::count(other_segments), other_padding};
+    }
+    static std::vector<long long> flat(const array_t& a) { return {a.begin(), a.end()}; }
+};
+
+TEST_P(Algorithms, ForEachFillTransformCopy) {
+    array_t a = make(value_at);
+    const auto ref = flat(a);
+
+    // for_each visits in order and returns the function object.
+    struct collect {
+        std::vector<long long> seen;
+        void operator()(long long x) { seen.push_back(x); }
+    };
+    EXPECT_EQ(ccnuma::for_each(a.begin(), a.end(), collect{}).seen, ref);
+    ccnuma::for_each(a.begin(), a.end(), [](long long& x) { x = 3 * x + 1; });
+    ccnuma::par::for_each(a.begin(), a.end(), [](long long& x) { x -= 1; });
+    for (std::size_t i = 0; i < n; ++i) ASSERT_EQ(a[i], 3 * ref[i]) << i;
+
+    // Unary transform, in place and into another segmentation and into a std::vector.
+    ccnuma::transform(a.begin(), a.end(), a.begin(), [](long long x) { return x / 3; });
+    EXPECT_TRUE(std::ranges::equal(a, ref));
+    array_t out = make_other(small_at);
+    EXPECT_EQ(ccnuma::transform(a.begin(), a.end(), out.begin(), std::negate<>{}), out.end());
+    for (std::size_t i = 0; i < n; ++i) ASSERT_EQ(out[i], -ref[i]);
+    EXPECT_EQ(ccnuma::par::transform(a.begin(), a.end(), out.begin(), [](long long x) { return 2 * x; }), out.end());
+    for (std::size_t i = 0; i < n; ++i) ASSERT_EQ(out[i], 2 * ref[i]);
+    std::vector<long long> plain(n);
+    EXPECT_EQ(ccnuma::par::transform(a.begin(), a.end(), plain.begin(), [](long long x) { return x + 1; }), plain.end());
+    for (std::size_t i = 0; i < n; ++i) ASSERT_EQ(plain[i], ref[i] + 1);
+
+    // fill.
+    ccnuma::fill(out.begin(), out.end(), 7LL);
+    EXPECT_EQ(std::count(out.begin(), out.end(), 7LL), static_cast<std::ptrdiff_t>(n));
+    ccnuma::par::fill(out.begin(), out.end(), -2LL);
+    EXPECT_EQ(std::count(out.begin(), out.end(), -2LL), static_cast<std::ptrdiff_t>(n));
+
+    // copy: seg_array to seg_array of another segmentation, to a std::vector, to a
+    // back_inserter, from a std::vector into a seg_array.
+    EXPECT_EQ(ccnuma::copy(a.begin(), a.end(), out.begin()), out.end());
+    EXPECT_TRUE(std::ranges::equal(out, ref));
+    ccnuma::fill(out.begin(), out.end(), 0LL);
+    EXPECT_EQ(ccnuma::par::copy(a.begin(), a.end(), out.begin()), out.end());
+    EXPECT_TRUE(std::ranges::equal(out, ref));
+    std::vector<long long> copied(n);
+    EXPECT_EQ(ccnuma::copy(a.begin(), a.end(), copied.begin()), copied.end());
+    EXPECT_EQ(copied, ref);
+    std::list<long long> appended;
+    ccnuma::copy(a.begin(), a.end(), std::back_inserter(appended));
+    EXPECT_TRUE(std::ranges::equal(appended, ref));
+    ccnuma::par::copy(a.begin(), a.end(), std::back_inserter(appended));  // not random access: sequential
+    EXPECT_EQ(appended.size(), 2 * n);
+    ccnuma::fill(out.begin(), out.end(), 0LL);
+    EXPECT_EQ(ccnuma::par::copy(ref.begin(), ref.end(), out.begin()), out.end());
+    EXPECT_TRUE(std::ranges::equal(out, ref));
+}
+
+TEST_P(Algorithms, BinaryTransformWithEqualAndOtherSegmentations) {
+    const array_t a = make(value_at), same = make(small_at), other = make_other(small_at);
+    const auto ra = flat(a), rb = flat(same);
+    std::vector<long long> expected(n);
+    std::transform(ra.begin(), ra.end(), rb.begin(), expected.begin(), std::multiplies<>{});
+
+    array_t out = make(small_at), out_other = make_other(value_at);
+    auto check = [&](const auto& result, const char* what) {
+        EXPECT_TRUE(std::ranges::equal(result, expected)) << what;
+    };
+    ccnuma::transform(a.begin(), a.end(), same.begin(), out.begin(), std::multiplies<>{});
+    check(out, "same segmentation");
+    ccnuma::transform(a.begin(), a.end(), other.begin(), out_other.begin(), std::multiplies<>{});
+    check(out_other, "other segmentations");
+    ccnuma::fill(out_other.begin(), out_other.end(), 0LL);
+    ccnuma::par::transform(a.begin(), a.end(), other.begin(), out_other.begin(), std::multiplies<>{});
+    check(out_other, "par, other segmentations");
+    ccnuma::fill(out.begin(), out.end(), 0LL);
+    ccnuma::par::transform(a.begin(), a.end(), same.begin(), out.begin(), std::multiplies<>{});
+    check(out, "par, same segmentation");
+
+    std::vector<long long> plain_out(n);
+    ccnuma::transform(a.begin(), a.end(), rb.begin(), plain_out.begin(), std::multiplies<>{});
+    check(plain_out, "plain second input and output");
+    ccnuma::transform(ra.begin(), ra.end(), other.begin(), out.begin(), std::multiplies<>{});
+    check(out, "plain first input, segmented second and output");
+    const std::list<long long> linked(rb.begin(), rb.end());
+    ccnuma::transform(a.begin(), a.end(), linked.begin(), out.begin(), std::multiplies<>{});
+    check(out, "a list as the second input");
+    std::vector<long long> appended;
+    ccnuma::transform(a.begin(), a.end(), same.begin(), std::back_inserter(appended), std::multiplies<>{});
+    check(appended, "a back_inserter as the output");
+    ccnuma::fill(out.begin(), out.end(), 0LL);
+    ccnuma::par::transform(ra.begin(), ra.end(), rb.begin(), out.begin(), std::multiplies<>{});
+    check(out, "par, plain inputs into a seg_array");
+}
+
+TEST_P(Algorithms, Reductions) {
+    const array_t a = make(value_at), b = make(small_at), other = make_other(small_at);
+    const auto ra = flat(a), rb = flat(b);
+    EXPECT_EQ(ccnuma::reduce(a.begin(), a.end()), std::reduce(ra.begin(), ra.end()));
+    EXPECT_EQ(ccnuma::reduce(a.begin(), a.end(), 17LL), std::reduce(ra.begin(), ra.end(), 17LL));
+    EXPECT_EQ(ccnuma::par::reduce(a.begin(), a.end()), std::reduce(ra.begin(), ra.end()));
+    EXPECT_EQ(ccnuma::par::reduce(a.begin(), a.end(), 17LL), std::reduce(ra.begin(), ra.end(), 17LL));
+    auto bitor_ = [](long long x, long long y) { return x | (y & 0xff); };
+    EXPECT_EQ(ccnuma::accumulate(a.begin(), a.end(), 0LL, bitor_), std::accumulate(ra.begin(), ra.end(), 0LL, bitor_));
+    EXPECT_EQ(ccnuma::accumulate(a.begin(), a.end(), 5LL), std::accumulate(ra.begin(), ra.end(), 5LL));
+    EXPECT_EQ(ccnuma::par::accumulate(a.begin(), a.end(), 5LL), std::accumulate(ra.begin(), ra.end(), 5LL));
+    auto maximum = [](long long x, long long y) { return std::max(x, y); };
+    EXPECT_EQ(ccnuma::par::reduce(a.begin(), a.end(), -1000000LL, maximum),
+              std::reduce(ra.begin(), ra.end(), -1000000LL, maximum));
+
+    const long long dot = std::inner_product(ra.begin(), ra.end(), rb.begin(), 3LL);
+    EXPECT_EQ(ccnuma::inner_product(a.begin(), a.end(), b.begin(), 3LL), dot);
+    EXPECT_EQ(ccnuma::inner_product(a.begin(), a.end(), other.begin(), 3LL), dot);
+    EXPECT_EQ(ccnuma::inner_product(a.begin(), a.end(), rb.begin(), 3LL), dot);
+    EXPECT_EQ(ccnuma::par::inner_product(a.begin(), a.end(), other.begin(), 3LL), dot);
+    EXPECT_EQ(ccnuma::par::inner_product(ra.begin(), ra.end(), other.begin(), 3LL), dot);
+    const std::list<long long> linked(rb.begin(), rb.end());
+    EXPECT_EQ(ccnuma::inner_product(a.begin(), a.end(), linked.begin(), 3LL), dot);
+    auto minus = std::minus<>{};
+    EXPECT_EQ(ccnuma::inner_product(a.begin(), a.end(), b.begin(), 0LL, std::plus<>{}, minus),
+              std::inner_product(ra.begin(), ra.end(), rb.begin(), 0LL, std::plus<>{}, minus));
+
+    // Floating point: accumulate is the same left fold as the flat loop, bit for bit.
+    const ccnuma::seg_array<double> x(n, [](std::size_t i) { return 1.0 / static_cast<double>(i + 1); },
+                                      ccnuma::seg::count(segments), padding);
+    const std::vector<double> rx(x.begin(), x.end());
+    const double hierarchical = ccnuma::accumulate(x.begin(), x.end(), 0.0);
+    const double flat_loop = std::accumulate(rx.begin(), rx.end(), 0.0);
+    EXPECT_EQ(std::memcmp(&hierarchical, &flat_loop, sizeof(double)), 0);
+    EXPECT_NEAR(ccnuma::par::reduce(x.begin(), x.end(), 0.0), flat_loop, 1e-12 * std::max(1.0, flat_loop));
+    // par:: combines the segments in order: the same bits every time, whatever the team does.
+    EXPECT_EQ(ccnuma::par::reduce(x.begin(), x.end(), 0.0), ccnuma::par::reduce(x.begin(), x.end(), 0.0));
+}
+
+TEST_P(Algorithms, Searches) {
+    const array_t a = make(value_at), b = make(small_at), other = make_other(small_at);
+    const auto ra = flat(a), rb = flat(b);
+    for (long long threshold : {-6000LL, 4990LL, 5006LL, 6000LL}) {
+        auto above = [threshold](long long x) { return x > threshold; };
+        const auto count = std::count_if(ra.begin(), ra.end(), above);
+        EXPECT_EQ(ccnuma::count_if(a.begin(), a.end(), above), count);
+        EXPECT_EQ(ccnuma::par::count_if(a.begin(), a.end(), above), count);
+        const auto at = std::find_if(ra.begin(), ra.end(), above) - ra.begin();
+        EXPECT_EQ(ccnuma::find_if(a.begin(), a.end(), above) - a.begin(), at) << threshold;
+        EXPECT_EQ(ccnuma::par::find_if(a.begin(), a.end(), above) - a.begin(), at) << threshold;
+    }
+    // The last element only: the search crosses every segment.
+    if (n > 0) {
+        const long long last = ra.back();
+        const auto at = std::find(ra.begin(), ra.end(), last) - ra.begin();
+        EXPECT_EQ(ccnuma::par::find_if(a.begin(), a.end(), [last](long long x) { return x == last; }) - a.begin(), at);
+    }
+
+    EXPECT_TRUE(ccnuma::equal(b.begin(), b.end(), other.begin()));
+    EXPECT_TRUE(ccnuma::par::equal(b.begin(), b.end(), other.begin()));
+    EXPECT_TRUE(ccnuma::equal(b.begin(), b.end(), rb.begin()));
+    EXPECT_TRUE(ccnuma::par::equal(rb.begin(), rb.end(), other.begin()));
+    const std::list<long long> linked(rb.begin(), rb.end());
+    EXPECT_TRUE(ccnuma::equal(b.begin(), b.end(), linked.begin()));
+    // A difference at the first, middle and last element.
+    for (std::size_t at : {std::size_t{0}, n / 2, n - 1}) {
+        if (n == 0) break;
+        auto changed = make_other(small_at);
+        changed[at] += 1;
+        EXPECT_FALSE(ccnuma::equal(b.begin(), b.end(), changed.begin())) << at;
+        EXPECT_FALSE(ccnuma::par::equal(b.begin(), b.end(), changed.begin())) << at;
+        EXPECT_TRUE(ccnuma::equal(b.begin(), b.end(), changed.begin(), [](long long x, long long y) {
+            return x == y || x + 1 == y;
+        }));
+    }
+
+    // min and max: the first of equal extremes (small_at repeats every value).
+    EXPECT_EQ(ccnuma::min_element(b.begin(), b.end()) - b.begin(), std::min_element(rb.begin(), rb.end()) - rb.begin());
+    EXPECT_EQ(ccnuma::max_element(b.begin(), b.end()) - b.begin(), std::max_element(rb.begin(), rb.end()) - rb.begin());
+    EXPECT_EQ(ccnuma::par::min_element(b.begin(), b.end()) - b.begin(),
+              std::min_element(rb.begin(), rb.end()) - rb.begin());
+    EXPECT_EQ(ccnuma::par::max_element(b.begin(), b.end()) - b.begin(),
+              std::max_element(rb.begin(), rb.end()) - rb.begin());
+    EXPECT_EQ(ccnuma::par::min_element(a.begin(), a.end()) - a.begin(),
+              std::min_element(ra.begin(), ra.end()) - ra.begin());
+    auto by_last_digit = [](long long x, long long y) { return (x % 10 + 10) % 10 < (y % 10 + 10) % 10; };
+    EXPECT_EQ(ccnuma::max_element(a.begin(), a.end(), by_last_digit) - a.begin(),
+              std::max_element(ra.begin(), ra.end(), by_last_digit) - ra.begin());
+    EXPECT_EQ(ccnuma::par::max_element(a.begin(), a.end(), by_last_digit) - a.begin(),
+              std::max_element(ra.begin(), ra.end(), by_last_digit) - ra.begin());
+}
+
+TEST_P(Algorithms, SubrangesStartingAndEndingInsideSegments) {
+    array_t a = make(value_at);
+    const array_t other = make_other(small_at);
+    const auto ra = flat(a), ro = flat(other);
+    const std::size_t step = n > 100000 ? n / 3 + 1 : n > 100 ? n / 7 + 1 : 1;
+    for (std::size_t i = 0; i <= n; i += step)
+        for (std::size_t j = i; j <= n; j += step) {
+            SCOPED_TRACE("[" + std::to_string(i) + ", " + std::to_string(j) + ")");
+            const auto f = a.begin() + static_cast<std::ptrdiff_t>(i), l = a.begin() + static_cast<std::ptrdiff_t>(j);
+            const auto rf = ra.begin() + static_cast<std::ptrdiff_t>(i), rl = ra.begin() + static_cast<std::ptrdiff_t>(j);
+            const auto o = other.begin() + static_cast<std::ptrdiff_t>(i);
+            const auto ro_f = ro.begin() + static_cast<std::ptrdiff_t>(i);
+            ASSERT_EQ(ccnuma::accumulate(f, l, 0LL), std::accumulate(rf, rl, 0LL));
+            ASSERT_EQ(ccnuma::par::reduce(f, l, 0LL), std::reduce(rf, rl, 0LL));
+            ASSERT_EQ(ccnuma::inner_product(f, l, o, 0LL), std::inner_product(rf, rl, ro_f, 0LL));
+            ASSERT_EQ(ccnuma::par::inner_product(f, l, o, 0LL), std::inner_product(rf, rl, ro_f, 0LL));
+            auto odd = [](long long x) { return x % 2 != 0; };
+            ASSERT_EQ(ccnuma::par::count_if(f, l, odd), std::count_if(rf, rl, odd));
+            ASSERT_EQ(ccnuma::par::find_if(f, l, odd) - a.begin(), std::find_if(rf, rl, odd) - ra.begin());
+            ASSERT_EQ(ccnuma::min_element(f, l) - a.begin(), std::min_element(rf, rl) - ra.begin());
+            ASSERT_EQ(ccnuma::par::max_element(f, l) - a.begin(), std::max_element(rf, rl) - ra.begin());
+            ASSERT_TRUE(ccnuma::par::equal(f, l, rf));
+        }
+    // Writes to a subrange leave the rest alone.
+    if (n > 4) {
+        ccnuma::par::fill(a.begin() + 1, a.end() - 1, 0LL);
+        EXPECT_EQ(a[0], ra[0]);
+        EXPECT_EQ(a[n - 1], ra[n - 1]);
+        EXPECT_EQ(std::count(a.begin(), a.end(), 0LL), static_cast<std::ptrdiff_t>(n - 2));
+    }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Shapes, Algorithms,
+    ::testing::Combine(::testing::Values(std::size_t{1}, std::size_t{2}, std::size_t{3}, std::size_t{7}),
+                       ::testing::Values(ccnuma::pad::none, ccnuma::pad::cache_line, ccnuma::pad::page),
+                       ::testing::Values(std::size_t{0}, std::size_t{1}, std::size_t{10007}, std::size_t{1000003})),
+    [](const auto& param_info) {
+        return std::to_string(std::get<0>(param_info.param)) + "segs_" + pad_name(std::get<1>(param_info.param)) + "_n" +
+               std::to_string(std::get<2>(param_info.param));
+    });
+
+// ---- everything else goes to std:: -------------------------------------------------------
+
+TEST(AlgorithmsOnPlainIterators, AreTheStdAlgorithms) {
+    std::vector<int> v{4, 1, 3, 1, 5, 9, 2, 6};
+    const std::list<int> l(v.begin(), v.end());
+    EXPECT_EQ(ccnuma::reduce(v.begin(), v.end()), 31);
+    EXPECT_EQ(ccnuma::par::reduce(v.begin(), v.end()), 31);
+    EXPECT_EQ(ccnuma::accumulate(l.begin(), l.end(), 0), 31);
+    EXPECT_EQ(ccnuma::par::accumulate(l.begin(), l.end(), 1), 32);
+    EXPECT_EQ(*ccnuma::min_element(l.begin(), l.end()), 1);
+    EXPECT_EQ(std::distance(l.begin(), ccnuma::par::max_element(l.begin(), l.end())), 5);
+    EXPECT_EQ(ccnuma::par::count_if(v.data(), v.data() + v.size(), [](int x) { return x == 1; }), 2);
+    EXPECT_EQ(*ccnuma::par::find_if(l.begin(), l.end(), [](int x) { return x > 4; }), 5);
+    EXPECT_TRUE(ccnuma::par::equal(v.begin(), v.end(), l.begin()));
+    EXPECT_EQ(ccnuma::inner_product(v.begin(), v.end(), l.begin(), 0), std::inner_product(v.begin(), v.end(), l.begin(), 0));
+    std::vector<int> out;
+    ccnuma::par::transform(l.begin(), l.end(), v.begin(), std::back_inserter(out), std::plus<>{});
+    EXPECT_EQ(out, (std::vector<int>{8, 2, 6, 2, 10, 18, 4, 12}));
+    ccnuma::par::fill(v.begin(), v.end(), 0);
+    ccnuma::par::for_each(v.begin(), v.end(), [](int& x) { ++x; });
+    EXPECT_EQ(ccnuma::par::copy(v.begin(), v.end(), out.begin()), out.begin() + 8);
+    EXPECT_EQ(std::count(out.begin(), out.end(), 1), 8);
+}
+
+// ---- ccnuma::vector through ccnuma::segments(v) ----------------------------------------
+
+TEST(AlgorithmsOnVectorSegments, MatchStdOnTheVector) {
+    for (std::size_t chunk : {std::size_t{0}, std::size_t{100}}) {
+        SCOPED_TRACE("chunk " + std::to_string(chunk));
+        const std::size_t n = 100003;
+        ccnuma::vector<long long> v(n, value_at, ccnuma::first_touch{}.threads(3).chunk(chunk));
+        ccnuma::vector<long long> w(n, small_at, ccnuma::first_touch{}.threads(3).chunk(chunk));
+        auto sv = ccnuma::segments(v);
+        const auto sw = ccnuma::segments(std::as_const(w));
+        EXPECT_EQ(ccnuma::par::reduce(sv.begin(), sv.end()), std::reduce(v.begin(), v.end()));
+        EXPECT_EQ(ccnuma::par::inner_product(sv.begin(), sv.end(), sw.begin(), 0LL),
+                  std::inner_product(v.begin(), v.end(), w.begin(), 0LL));
+        EXPECT_EQ(ccnuma::par::min_element(sv.begin(), sv.end()) - sv.begin(), std::min_element(v.begin(), v.end()) - v.begin());
+        ccnuma::par::transform(sw.begin(), sw.end(), sv.begin(), [](long long x) { return x * x; });
+        for (std::size_t i = 0; i < n; ++i) ASSERT_EQ(v[i], small_at(i) * small_at(i));
+    }
+}
+
+// ---- par:: runs segment s on the thread that owns it --------------------------------------
+
+std::vector<int> static_owners(std::size_t segments, unsigned threads, std::size_t chunk) {
+    std::vector<int> owner(segments, -1);
+#pragma omp parallel num_threads(static_cast<int>(threads))
+    {
+        if (chunk == 0) {
+#pragma omp for schedule(static)
+            for (std::size_t s = 0; s < segments; ++s) owner[s] = omp_get_thread_num();
+        } else {
+#pragma omp for schedule(static, chunk)
+            for (std::size_t s = 0; s < segments; ++s) owner[s] = omp_get_thread_num();
+        }
+    }
+    return owner;
+}
+
+TEST(ParallelAlgorithms, EachSegmentRunsOnItsOwnerThread) {
+    for (unsigned threads : {1u, 2u, 4u})
+        for (std::size_t segments : {std::size_t{2}, std::size_t{3}, std::size_t{7}})
+            for (std::size_t chunk : {std::size_t{0}, std::size_t{1}}) {
+                SCOPED_TRACE(std::to_string(threads) + " threads, " + std::to_string(segments) + " segments, chunk " +
+                             std::to_string(chunk));
+                const auto policy = ccnuma::first_touch{}.threads(threads).chunk(chunk);
+                const auto owner = static_owners(segments, threads, chunk);
+                ccnuma::seg_array<int> ran_on(50021, -1, ccnuma::seg::count(segments), ccnuma::pad::none, policy);
+                ccnuma::par::for_each(ran_on.begin(), ran_on.end(), [](int& t) { t = omp_get_thread_num(); });
+                std::size_t wrong = 0;
+                for (std::size_t s = 0; s < segments; ++s)
+                    for (int t : ran_on.segment(s)) wrong += t != owner[s];
+                EXPECT_EQ(wrong, 0u) << "par::for_each";
+
+                // transform runs by the output's owners, whatever the input's segmentation.
+                const ccnuma::seg_array<int> input(50021, 0, ccnuma::seg::count(segments + 1), ccnuma::pad::page, policy);
+                ccnuma::fill(ran_on.begin(), ran_on.end(), -1);
+                ccnuma::par::transform(input.begin(), input.end(), ran_on.begin(), [](int) { return omp_get_thread_num(); });
+                wrong = 0;
+                for (std::size_t s = 0; s < segments; ++s)
+                    for (int t : ran_on.segment(s)) wrong += t != owner[s];
+                EXPECT_EQ(wrong, 0u) << "par::transform";
+            }
+}
+
+TEST(ParallelAlgorithms, ExceptionsFromFunctionObjectsReachTheCaller) {
+    const ccnuma::seg_array<int> a(10000, [](std::size_t i) { return static_cast<int>(i); }, ccnuma::seg::count(4),
+                                   ccnuma::pad::page, ccnuma::first_touch{}.threads(4));
+    auto bad = [](int x) {
+        if (x == 7777) throw std::domain_error("bad element");
+        return x;
+    };
+    std::vector<int> out(a.size());
+    EXPECT_THROW(ccnuma::par::transform(a.begin(), a.end(), out.begin(), bad), std::domain_error);
+    EXPECT_THROW(ccnuma::transform(a.begin(), a.end(), out.begin(), bad), std::domain_error);
+    EXPECT_THROW(ccnuma::par::for_each(a.begin(), a.end(), [&](int x) { (void)bad(x); }), std::domain_error);
+    EXPECT_THROW((void)ccnuma::par::reduce(a.begin(), a.end(), 0, [&](int x, int y) { return bad(x) + bad(y); }),
+                 std::domain_error);
+    EXPECT_THROW((void)ccnuma::par::count_if(a.begin(), a.end(), [&](int x) { return bad(x) > 0; }), std::domain_error);
+}
+
+}  // namespace
