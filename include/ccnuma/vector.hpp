@@ -173,11 +173,24 @@ struct sum_fold {
     template <class Slot, class Node>
     void operator()(Slot& slot, const Node& e, std::size_t lo, std::size_t hi) const {
         using V = typename Node::value_type;
-        V acc = e[lo];
-        if constexpr (std::is_arithmetic_v<V> && Node::nothrow) {
-#pragma omp simd reduction(+ : acc)
-            for (std::size_t i = lo + 1; i < hi; ++i) acc += e[i];
+        V acc{};
+        if constexpr (std::is_arithmetic_v<V>) {
+            // Four partial sums: the reassociation that lets a floating-point sum run four adds
+            // in flight and vectorize without -ffast-math, in a fixed order, so the bits depend
+            // only on the partition. (`omp simd reduction` would leave the order to the
+            // compiler, and Clang warns wherever it then cannot vectorize.)
+            V a0{}, a1{}, a2{}, a3{};
+            std::size_t i = lo;
+            for (; i + 4 <= hi; i += 4) {
+                a0 += e[i];
+                a1 += e[i + 1];
+                a2 += e[i + 2];
+                a3 += e[i + 3];
+            }
+            for (; i < hi; ++i) a0 += e[i];
+            acc = (a0 + a1) + (a2 + a3);
         } else {
+            acc = e[lo];
             for (std::size_t i = lo + 1; i < hi; ++i) acc += e[i];
         }
         slot.value = slot.value ? combine(*slot.value, acc) : acc;
@@ -192,15 +205,7 @@ struct extremum_fold {
     void operator()(Slot& slot, const Node& e, std::size_t lo, std::size_t hi) const {
         using V = typename Node::value_type;
         V acc = e[lo];
-        if constexpr (std::is_arithmetic_v<V> && Node::nothrow && Max) {
-#pragma omp simd reduction(max : acc)
-            for (std::size_t i = lo + 1; i < hi; ++i) acc = acc < e[i] ? e[i] : acc;
-        } else if constexpr (std::is_arithmetic_v<V> && Node::nothrow) {
-#pragma omp simd reduction(min : acc)
-            for (std::size_t i = lo + 1; i < hi; ++i) acc = e[i] < acc ? e[i] : acc;
-        } else {
-            for (std::size_t i = lo + 1; i < hi; ++i) acc = combine(acc, V(e[i]));
-        }
+        for (std::size_t i = lo + 1; i < hi; ++i) acc = combine(acc, V(e[i]));
         slot.value = slot.value ? combine(*slot.value, acc) : acc;
     }
 };
