@@ -763,6 +763,7 @@ private:
             detail::parallel_for(l.segments, l.owners, [&](std::size_t s) noexcept {
                 T* p = l.begin(s);
                 for (std::size_t i = l.offset(s), e = l.offset(s + 1); i < e; ++i, ++p) make(p, i);
+                touch_padding(s);
             });
         } else {
             std::vector<unsigned char> built(l.segments, 0);
@@ -777,6 +778,7 @@ private:
                         throw;
                     }
                     built[s] = 1;
+                    touch_padding(s);
                 });
             } catch (...) {
                 if constexpr (!std::is_trivially_destructible_v<T>)
@@ -788,6 +790,20 @@ private:
                 throw;
             }
         }
+    }
+
+    /// Writes the pages of segment s that hold padding only, on the owner thread. Why: the
+    /// smaller segments (and empty ones) end a page or more before the stride, and no element
+    /// ever writes those pages. first_touch has written them in allocate(); under blocked they
+    /// would stay unbacked and show as "not present" in placement(). Written here, every page
+    /// of the block is on its segment's node whatever the policy. The pages are fresh zeros,
+    /// and zero is what is written.
+    void touch_padding(std::size_t s) const noexcept {
+        const auto& l = *layout_;
+        const std::size_t pg = support().page_size;
+        const auto from = reinterpret_cast<std::uintptr_t>(l.end(s));
+        const auto to = reinterpret_cast<std::uintptr_t>(l.begin(s)) + l.stride;
+        for (std::uintptr_t b = (from + pg - 1) / pg * pg; b < to; b += pg) *reinterpret_cast<volatile char*>(b) = 0;
     }
 
     void release() noexcept {
