@@ -2,6 +2,7 @@
 /// @file
 /// Umbrella header: includes every public ccnuma header.
 
+#include <ccnuma/algorithm.hpp>
 #include <ccnuma/allocator.hpp>
 #include <ccnuma/binding.hpp>
 #include <ccnuma/emulated_machine.hpp>
@@ -9,6 +10,7 @@
 #include <ccnuma/padded.hpp>
 #include <ccnuma/pages.hpp>
 #include <ccnuma/placement.hpp>
+#include <ccnuma/seg_array.hpp>
 #include <ccnuma/system.hpp>
 #include <ccnuma/topology.hpp>
 #include <ccnuma/version.hpp>
