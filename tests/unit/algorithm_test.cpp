@@ -8,6 +8,8 @@
 #include <ccnuma/seg_array.hpp>
 #include <ccnuma/vector.hpp>
 
+#include "../support/static_owners.hpp"
+
 #include <gtest/gtest.h>
 #include <omp.h>
 
@@ -324,21 +326,6 @@ TEST(AlgorithmsOnVectorSegments, MatchStdOnTheVector) {
 
 // ---- par:: runs segment s on the thread that owns it --------------------------------------
 
-std::vector<int> static_owners(std::size_t segments, unsigned threads, std::size_t chunk) {
-    std::vector<int> owner(segments, -1);
-#pragma omp parallel num_threads(static_cast<int>(threads))
-    {
-        if (chunk == 0) {
-#pragma omp for schedule(static)
-            for (std::size_t s = 0; s < segments; ++s) owner[s] = omp_get_thread_num();
-        } else {
-#pragma omp for schedule(static, chunk)
-            for (std::size_t s = 0; s < segments; ++s) owner[s] = omp_get_thread_num();
-        }
-    }
-    return owner;
-}
-
 TEST(ParallelAlgorithms, EachSegmentRunsOnItsOwnerThread) {
     for (unsigned threads : {1u, 2u, 4u})
         for (std::size_t segments : {std::size_t{2}, std::size_t{3}, std::size_t{7}})
@@ -346,7 +333,7 @@ TEST(ParallelAlgorithms, EachSegmentRunsOnItsOwnerThread) {
                 SCOPED_TRACE(std::to_string(threads) + " threads, " + std::to_string(segments) + " segments, chunk " +
                              std::to_string(chunk));
                 const auto policy = ccnuma::first_touch{}.threads(threads).chunk(chunk);
-                const auto owner = static_owners(segments, threads, chunk);
+                const auto owner = test_support::static_owners(segments, threads, chunk);
                 ccnuma::seg_array<int> ran_on(50021, -1, ccnuma::seg::count(segments), ccnuma::pad::none, policy);
                 ccnuma::par::for_each(ran_on.begin(), ran_on.end(), [](int& t) { t = omp_get_thread_num(); });
                 std::size_t wrong = 0;

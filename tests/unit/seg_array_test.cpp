@@ -7,6 +7,8 @@
 #include <ccnuma/seg_array.hpp>
 #include <ccnuma/vector.hpp>
 
+#include "../support/static_owners.hpp"
+
 #include <gtest/gtest.h>
 #include <omp.h>
 #include <unistd.h>
@@ -53,23 +55,6 @@ static_assert(std::is_same_v<ccnuma::segmented_iterator_traits<array_t::iterator
 static_assert(std::is_same_v<ccnuma::segmented_iterator_traits<int*>::is_segmented_iterator, std::false_type>);
 
 long value_at(std::size_t i) { return static_cast<long>((i * 7919) % 10007) - 5000; }
-
-// The owner of every segment as the OpenMP runtime itself hands them out: a schedule(static)
-// loop over the segment indices in a team of `threads`, independent of the library's code.
-std::vector<int> static_owners(std::size_t segments, unsigned threads, std::size_t chunk = 0) {
-    std::vector<int> owner(segments, -1);
-#pragma omp parallel num_threads(static_cast<int>(threads))
-    {
-        if (chunk == 0) {
-#pragma omp for schedule(static)
-            for (std::size_t s = 0; s < segments; ++s) owner[s] = omp_get_thread_num();
-        } else {
-#pragma omp for schedule(static, chunk)
-            for (std::size_t s = 0; s < segments; ++s) owner[s] = omp_get_thread_num();
-        }
-    }
-    return owner;
-}
 
 std::uintptr_t address(const void* p) { return reinterpret_cast<std::uintptr_t>(p); }
 
@@ -413,7 +398,7 @@ TEST(SegArray, EachSegmentIsBuiltAndDestroyedByItsOwnerThread) {
                 SCOPED_TRACE(std::to_string(threads) + " threads, " + std::to_string(segments) + " segments, chunk " +
                              std::to_string(chunk));
                 const std::size_t n = 1009;
-                const auto owner = static_owners(segments, threads, chunk);
+                const auto owner = test_support::static_owners(segments, threads, chunk);
                 destroyed_by.assign(n, -1);
                 {
                     ccnuma::seg_array<traced> a(n, [](std::size_t i) { return traced(i); }, ccnuma::seg::count(segments),
