@@ -2,6 +2,8 @@
 // because that returns only -1 on error, accepts open ranges ("4-") and would allocate a bitmap
 // for any index a typo produces; our messages must point at the offending character.
 
+#include "list_internal.hpp"
+
 #include <ccnuma/detail/throw_error.hpp>
 #include <ccnuma/topology.hpp>
 
@@ -31,16 +33,16 @@ std::string format_list(std::span<const unsigned> indices) {
     return out;
 }
 
-std::vector<unsigned> parse_list(std::string_view text, std::string_view what) {
+std::vector<unsigned> detail::parse_list(std::string_view text, std::size_t from, std::string_view what,
+                                         std::string_view expected) {
     const auto fail = [&](std::size_t pos, const std::string& why) {
-        detail::throw_error(errc::invalid_argument,
-                            "bad " + std::string(what) + " " + detail::quote(text) + ": " + why +
-                                " at position " + std::to_string(pos) +
-                                " (expected a list such as 0-3,8)");
+        detail::throw_error(errc::invalid_argument, "bad " + std::string(what) + " " + detail::quote(text) + ": " +
+                                                        why + " at position " + std::to_string(pos) + " (expected " +
+                                                        std::string(expected) + ")");
     };
     if (text.empty()) fail(0, "empty list");
     std::vector<unsigned> out;
-    std::size_t pos = 0;
+    std::size_t pos = from;
     const auto number = [&]() -> unsigned {
         const std::size_t start = pos;
         while (pos < text.size() && text[pos] >= '0' && text[pos] <= '9') ++pos;
@@ -72,6 +74,10 @@ std::vector<unsigned> parse_list(std::string_view text, std::string_view what) {
     std::sort(out.begin(), out.end());
     out.erase(std::unique(out.begin(), out.end()), out.end());
     return out;
+}
+
+std::vector<unsigned> parse_list(std::string_view text, std::string_view what) {
+    return detail::parse_list(text, 0, what, "a list such as 0-3,8");
 }
 
 }  // namespace ccnuma

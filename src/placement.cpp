@@ -46,10 +46,6 @@ std::string human_bytes(std::uint64_t bytes) {
     return buf;
 }
 
-namespace {
-constexpr unsigned long max_node_bits = 1024;  // the kernel's MAX_NUMNODES on Debian
-using node_mask = std::vector<unsigned long>;
-
 node_mask mask_of(const std::vector<unsigned>& nodes) {
     node_mask m(max_node_bits / (8 * sizeof(unsigned long)), 0);
     for (unsigned n : nodes)
@@ -57,6 +53,14 @@ node_mask mask_of(const std::vector<unsigned>& nodes) {
     return m;
 }
 
+std::vector<unsigned> nodes_of(const node_mask& m) {
+    std::vector<unsigned> nodes;
+    for (unsigned n = 0; n < max_node_bits && n / (8 * sizeof(unsigned long)) < m.size(); ++n)
+        if (m[n / (8 * sizeof(unsigned long))] & (1ul << (n % (8 * sizeof(unsigned long))))) nodes.push_back(n);
+    return nodes;
+}
+
+namespace {
 const topology& machine() {
     // Placement acts on this machine, whatever CCNUMA_TOPOLOGY says for planning.
     static const topology t = [] {
@@ -71,14 +75,12 @@ const topology& machine() {
 std::vector<unsigned> allowed_memory_nodes() {
     node_mask m(max_node_bits / (8 * sizeof(unsigned long)), 0);
     int mode = 0;
-    std::vector<unsigned> nodes;
-    if (::syscall(SYS_get_mempolicy, &mode, m.data(), max_node_bits + 1, nullptr, MPOL_F_MEMS_ALLOWED) != 0) {
+    if (::syscall(SYS_get_mempolicy, &mode, m.data(), syscall_max_node, nullptr, MPOL_F_MEMS_ALLOWED) != 0) {
+        std::vector<unsigned> nodes;
         for (const auto& n : machine().numa_nodes()) nodes.push_back(n.os_index);
         return nodes;
     }
-    for (unsigned n = 0; n < max_node_bits; ++n)
-        if (m[n / (8 * sizeof(unsigned long))] & (1ul << (n % (8 * sizeof(unsigned long))))) nodes.push_back(n);
-    return nodes;
+    return nodes_of(m);
 }
 
 std::uint64_t node_memory(unsigned node) {
@@ -87,8 +89,9 @@ std::uint64_t node_memory(unsigned node) {
     return 0;
 }
 
-void check_node(unsigned node, const std::string& what) {
-    const auto allowed = allowed_memory_nodes();
+void check_node(unsigned node, const std::string& what) { check_node(node, what, allowed_memory_nodes()); }
+
+void check_node(unsigned node, const std::string& what, std::span<const unsigned> allowed) {
     if (std::find(allowed.begin(), allowed.end(), node) == allowed.end())
         throw_error(errc::invalid_argument, what + ": node " + std::to_string(node) + " is not in the allowed set {" +
                                                 format_list(allowed) + "}");
@@ -98,7 +101,7 @@ int mbind_range(void* addr, std::size_t len, int mode, const std::vector<unsigne
     if (len == 0) return 0;
     const node_mask m = mask_of(nodes);
     const long rc = ::syscall(SYS_mbind, addr, len, mode, nodes.empty() ? nullptr : m.data(),
-                              nodes.empty() ? 0 : max_node_bits + 1, flags);
+                              nodes.empty() ? 0 : syscall_max_node, flags);
     return rc == 0 ? 0 : errno;
 }
 

@@ -1,6 +1,6 @@
 #pragma once
-// Shared by placement.cpp and pages.cpp: the kernel's memory-policy calls, and the team that
-// decides which thread owns which element (and so which page).
+// Shared by placement.cpp, pages.cpp and memory_policy.cpp: the kernel's memory-policy calls,
+// and the team that decides which thread owns which element (and so which page).
 
 #include <ccnuma/detail/format.hpp>
 #include <ccnuma/placement.hpp>
@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <exception>
 #include <functional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -19,12 +20,26 @@ std::size_t base_page_bytes() noexcept;
 /// The placement unit: a base page, or a 2 MiB huge page.
 std::size_t unit_bytes(pages p) noexcept;
 
+/// Node masks as mbind, set_mempolicy and get_mempolicy take them: MAX_NUMNODES bits (1024 on
+/// Debian's kernels), one bit per OS node index.
+inline constexpr unsigned long max_node_bits = 1024;
+/// The maxnode argument for such a mask: the kernel reads one bit fewer than it is told (a
+/// historical off-by-one that libnuma compensates for the same way).
+inline constexpr unsigned long syscall_max_node = max_node_bits + 1;
+using node_mask = std::vector<unsigned long>;
+/// The mask of `nodes`; nodes at or above max_node_bits are left out.
+node_mask mask_of(const std::vector<unsigned>& nodes);
+/// The nodes of a mask, ascending.
+std::vector<unsigned> nodes_of(const node_mask& mask);
+
 /// The nodes this process may allocate on (get_mempolicy MPOL_F_MEMS_ALLOWED).
 std::vector<unsigned> allowed_memory_nodes();
 /// Memory of a node in bytes as hwloc reports it for this machine, 0 if unknown.
 std::uint64_t node_memory(unsigned node);
 /// Throws ccnuma::error naming `what`, the node and the allowed set unless `node` is allowed.
 void check_node(unsigned node, const std::string& what);
+/// The same against a given allowed set (another machine's, or a test's).
+void check_node(unsigned node, const std::string& what, std::span<const unsigned> allowed);
 
 /// mbind(2) of a page-aligned range; nodes empty means MPOL_DEFAULT. Returns errno or 0.
 int mbind_range(void* addr, std::size_t len, int mode, const std::vector<unsigned>& nodes, unsigned flags);

@@ -7,6 +7,7 @@
 #include <ccnuma/binding.hpp>
 #include <ccnuma/emulated_machine.hpp>
 #include <ccnuma/error.hpp>
+#include <ccnuma/memory_policy.hpp>
 #include <ccnuma/padded.hpp>
 #include <ccnuma/pages.hpp>
 #include <ccnuma/placement.hpp>

@@ -1,0 +1,91 @@
+#pragma once
+/// @file
+/// The calling thread's default memory policy (set_mempolicy(2)): where the pages of every
+/// allocation go that has no policy of its own. Threads created afterwards and programs exec'd
+/// afterwards inherit it, which is how `numactl --interleave=all ./app` and
+/// `ccnuma-run --interleave=all -- ./app` place the pages of a program that knows nothing of NUMA.
+///
+///     ccnuma::set_memory_policy(ccnuma::memory_policy::interleave(ccnuma::parse_node_set("all")));
+///     std::vector<double> table(n);       // spread page by page over all allowed nodes
+///     std::printf("%s\n", ccnuma::current_memory_policy().to_string().c_str());  // interleave(0-3)
+///     ccnuma::set_memory_policy({});      // back to local allocation
+///
+/// For one allocation, a placement policy (placement.hpp) says it better: it does not leak into
+/// every other allocation of the thread.
+
+#include <span>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace ccnuma {
+
+/// A thread's default memory policy: a mode and the nodes it uses.
+///
+///     auto p = ccnuma::memory_policy::bind({2, 3});
+///     p.to_string();   // "bind(2-3)"
+struct memory_policy {
+    enum class mode {
+        local,       ///< MPOL_DEFAULT: each page on the node of the CPU that first writes it
+        bind,        ///< MPOL_BIND: only on `nodes`; allocation fails when they are full
+        interleave,  ///< MPOL_INTERLEAVE: page by page, round-robin over `nodes`
+        preferred,   ///< MPOL_PREFERRED: on the one node in `nodes` while it has memory, else elsewhere
+    };
+    mode kind = mode::local;
+    std::vector<unsigned> nodes;  ///< OS node indices, ascending: none for local, one for preferred
+
+    static memory_policy local() { return {}; }
+    static memory_policy bind(std::vector<unsigned> nodes) { return {mode::bind, std::move(nodes)}; }
+    static memory_policy interleave(std::vector<unsigned> nodes) { return {mode::interleave, std::move(nodes)}; }
+    static memory_policy preferred(unsigned node) { return {mode::preferred, {node}}; }
+
+    /// Parses the argument of numactl's --membind, --interleave or --preferred (parse_node_set())
+    /// into a policy of `kind`, against this process's allowed nodes or `allowed`. Throws
+    /// ccnuma::error for a bad node set, and for preferred with more than one node.
+    ///
+    ///     memory_policy::parse(memory_policy::mode::interleave, "all");  // interleave(0-3)
+    static memory_policy parse(mode kind, std::string_view node_set);
+    static memory_policy parse(mode kind, std::string_view node_set, std::span<const unsigned> allowed);
+
+    /// "local", "bind(2-3)", "interleave(0-3)", "preferred(1)".
+    std::string to_string() const;
+    /// {"mode":"interleave","nodes":[0,1,2,3]}
+    std::string to_json() const;
+
+    friend bool operator==(const memory_policy&, const memory_policy&) = default;
+};
+
+/// The nodes of a node set in numactl's syntax, ascending, checked against the nodes this
+/// process may allocate on (the cpuset's mems), or against `allowed`:
+///
+/// | text | nodes (allowed 0-3) |
+/// |---|---|
+/// | `all` | every allowed node: 0,1,2,3 |
+/// | `1,3`, `0-2`, `0-1,3` | those nodes |
+/// | `+0-1` | the first and second allowed node (relative: with allowed 2,3,6,7 it is 2,3) |
+/// | `!1`, `!+0` | every allowed node but those |
+///
+/// Throws ccnuma::error (errc::invalid_argument) pointing at the offending character of a
+/// malformed set, naming a node that is not allowed (or a relative index beyond them) and the
+/// allowed set, and when no node is left:
+///
+///     ccnuma::parse_node_set("0,x");  // ccnuma: bad node set "0,x": unexpected character "x" at position 2 (...)
+///     ccnuma::parse_node_set("5");    // ccnuma: node set "5": node 5 is not in the allowed set {0-3}
+std::vector<unsigned> parse_node_set(std::string_view text);
+std::vector<unsigned> parse_node_set(std::string_view text, std::span<const unsigned> allowed);
+
+/// Sets the calling thread's default memory policy (set_mempolicy(2)). It applies to pages the
+/// thread faults in from now on, in memory without a policy of its own; threads it creates and
+/// programs it execs inherit it. Threads that already exist keep theirs, and so does an OpenMP
+/// runtime's pool, so call it before the first parallel region (or let ccnuma-run set it).
+/// Throws ccnuma::error for a node that is not allowed, for preferred with other than one node,
+/// for bind or interleave with none, and when the kernel refuses.
+void set_memory_policy(const memory_policy& p);
+
+/// The calling thread's default memory policy (get_mempolicy(2)). MPOL_LOCAL, and MPOL_PREFERRED
+/// without a node, are reported as local, which they are. Throws ccnuma::error
+/// (errc::not_supported) for a mode this type cannot express (MPOL_PREFERRED_MANY and newer).
+memory_policy current_memory_policy();
+
+}  // namespace ccnuma

@@ -1,0 +1,16 @@
+#pragma once
+// The list parser behind ccnuma::parse_list, for syntaxes that embed a list after a prefix
+// (parse_node_set's "+" and "!"): messages then quote the whole input and count positions in it.
+
+#include <cstddef>
+#include <string_view>
+#include <vector>
+
+namespace ccnuma::detail {
+
+/// Parses text[from..] as a list ("0-3,8"), sorted and without duplicates. Errors name `what`,
+/// quote all of `text`, give the position in `text` and end with "(expected <expected>)".
+std::vector<unsigned> parse_list(std::string_view text, std::size_t from, std::string_view what,
+                                 std::string_view expected);
+
+}  // namespace ccnuma::detail

@@ -1,0 +1,172 @@
+// The thread's default memory policy through the raw system calls, so that ccnuma needs no
+// libnuma. Node masks, the allowed set and its error message are placement's (see
+// placement_internal.hpp), so both say the same about a node that is not allowed.
+
+#include "list_internal.hpp"
+#include "placement_internal.hpp"
+
+#include <ccnuma/detail/json.hpp>
+#include <ccnuma/detail/throw_error.hpp>
+#include <ccnuma/memory_policy.hpp>
+#include <ccnuma/topology.hpp>
+
+#include <linux/mempolicy.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <iterator>
+
+namespace ccnuma {
+
+namespace {
+
+constexpr std::string_view node_set_syntax =
+    "all, a list such as 0-2,4, +0-1 for the first two allowed nodes, or ! before a list for all other nodes";
+
+const char* name(memory_policy::mode m) {
+    switch (m) {
+        case memory_policy::mode::bind: return "bind";
+        case memory_policy::mode::interleave: return "interleave";
+        case memory_policy::mode::preferred: return "preferred";
+        case memory_policy::mode::local: break;
+    }
+    return "local";
+}
+
+// Said in our words before the kernel sees it: it answers a bare EINVAL to bind or interleave
+// without nodes and to local with nodes, and it silently keeps only the first node of a
+// preferred set, which would place pages where the caller did not say.
+void check_shape(const memory_policy& p, const std::string& what) {
+    using mode = memory_policy::mode;
+    std::string why;
+    if (p.kind == mode::local && !p.nodes.empty()) why = "local takes no nodes";
+    else if (p.kind == mode::preferred && p.nodes.size() != 1)
+        why = "preferred takes exactly one node, not " + std::to_string(p.nodes.size()) +
+              " (use interleave or bind for several)";
+    else if ((p.kind == mode::bind || p.kind == mode::interleave) && p.nodes.empty())
+        why = std::string(name(p.kind)) + " needs at least one node";
+    if (!why.empty()) detail::throw_error(errc::invalid_argument, what + ": " + why);
+}
+
+std::vector<unsigned> sorted_unique(std::span<const unsigned> nodes) {
+    std::vector<unsigned> v(nodes.begin(), nodes.end());
+    std::sort(v.begin(), v.end());
+    v.erase(std::unique(v.begin(), v.end()), v.end());
+    return v;
+}
+
+}  // namespace
+
+std::vector<unsigned> parse_node_set(std::string_view text) {
+    return parse_node_set(text, detail::allowed_memory_nodes());
+}
+
+std::vector<unsigned> parse_node_set(std::string_view text, std::span<const unsigned> allowed_nodes) {
+    const std::vector<unsigned> allowed = sorted_unique(allowed_nodes);
+    const std::string what = "node set " + detail::quote(text);
+    std::vector<unsigned> nodes;
+    if (text == "all") {
+        nodes = allowed;
+    } else {
+        // numactl's order: "!" first, then "+" ("!+1-2").
+        std::size_t pos = 0;
+        const bool invert = pos < text.size() && text[pos] == '!';
+        if (invert) ++pos;
+        const bool relative = pos < text.size() && text[pos] == '+';
+        if (relative) ++pos;
+        std::vector<unsigned> listed = detail::parse_list(text, pos, "node set", node_set_syntax);
+        for (unsigned& n : listed) {
+            if (!relative) {
+                // Stricter than numactl, which skips disallowed nodes inside a range: a typo
+                // must not silently shrink the set.
+                detail::check_node(n, what, allowed);
+            } else if (n < allowed.size()) {
+                n = allowed[n];
+            } else {
+                detail::throw_error(errc::invalid_argument,
+                                    what + ": relative node +" + std::to_string(n) + " does not exist: the allowed set {" +
+                                        format_list(allowed) + "} has " + std::to_string(allowed.size()) +
+                                        " node(s), +0 to +" + std::to_string(allowed.size() - 1));
+            }
+        }
+        if (invert) {
+            std::set_difference(allowed.begin(), allowed.end(), listed.begin(), listed.end(), std::back_inserter(nodes));
+        } else {
+            nodes = std::move(listed);
+        }
+    }
+    if (nodes.empty())
+        detail::throw_error(errc::invalid_argument,
+                            what + ": no node is left (the allowed set is {" + format_list(allowed) + "})");
+    return nodes;
+}
+
+memory_policy memory_policy::parse(mode kind, std::string_view node_set) {
+    return parse(kind, node_set, detail::allowed_memory_nodes());
+}
+
+memory_policy memory_policy::parse(mode kind, std::string_view node_set, std::span<const unsigned> allowed) {
+    const std::string what = std::string(name(kind)) + " node set " + detail::quote(node_set);
+    if (kind == mode::local) {
+        if (!node_set.empty()) detail::throw_error(errc::invalid_argument, what + ": local takes no nodes");
+        return local();
+    }
+    memory_policy p{kind, parse_node_set(node_set, allowed)};
+    check_shape(p, what);
+    return p;
+}
+
+std::string memory_policy::to_string() const {
+    return nodes.empty() ? name(kind) : std::string(name(kind)) + "(" + format_list(nodes) + ")";
+}
+
+std::string memory_policy::to_json() const {
+    detail::json_writer w;
+    w.begin_object().key("mode").value(name(kind)).key("nodes").values(sorted_unique(nodes)).end_object();
+    return w.str();
+}
+
+void set_memory_policy(const memory_policy& p) {
+    const std::string what = "set_memory_policy " + p.to_string();
+    check_shape(p, what);
+    const auto allowed = detail::allowed_memory_nodes();
+    for (unsigned n : p.nodes) detail::check_node(n, what, allowed);
+    using mode = memory_policy::mode;
+    const int kernel_mode = p.kind == mode::bind         ? MPOL_BIND
+                            : p.kind == mode::interleave ? MPOL_INTERLEAVE
+                            : p.kind == mode::preferred  ? MPOL_PREFERRED
+                                                         : MPOL_DEFAULT;
+    const detail::node_mask mask = detail::mask_of(p.nodes);
+    const bool no_nodes = p.nodes.empty();
+    if (::syscall(SYS_set_mempolicy, kernel_mode, no_nodes ? nullptr : mask.data(),
+                  no_nodes ? 0 : detail::syscall_max_node) != 0)
+        detail::throw_system_error(errno, what + ": set_mempolicy failed");
+}
+
+memory_policy current_memory_policy() {
+    int kernel_mode = 0;
+    detail::node_mask mask(detail::max_node_bits / (8 * sizeof(unsigned long)), 0);
+    if (::syscall(SYS_get_mempolicy, &kernel_mode, mask.data(), detail::syscall_max_node, nullptr, 0) != 0)
+        detail::throw_system_error(errno, "current_memory_policy: get_mempolicy failed");
+    // The optional flags (MPOL_F_STATIC_NODES...) only say how the nodes follow cpuset changes.
+    kernel_mode &= ~MPOL_MODE_FLAGS;
+    auto nodes = detail::nodes_of(mask);
+    switch (kernel_mode) {
+        case MPOL_DEFAULT:
+        case MPOL_LOCAL: return memory_policy::local();
+        case MPOL_PREFERRED:
+            // Preferred without a node is the kernel's own spelling of local allocation.
+            return nodes.empty() ? memory_policy::local() : memory_policy{memory_policy::mode::preferred, std::move(nodes)};
+        case MPOL_BIND: return memory_policy::bind(std::move(nodes));
+        case MPOL_INTERLEAVE: return memory_policy::interleave(std::move(nodes));
+        default: break;
+    }
+    const char* known = kernel_mode == 5 ? " (MPOL_PREFERRED_MANY)" : kernel_mode == 6 ? " (MPOL_WEIGHTED_INTERLEAVE)" : "";
+    detail::throw_error(errc::not_supported, "current_memory_policy: the thread's memory policy has mode " +
+                                                 std::to_string(kernel_mode) + known + " on nodes {" +
+                                                 format_list(nodes) + "}, which memory_policy cannot express");
+}
+
+}  // namespace ccnuma
