@@ -2,6 +2,7 @@
 // (never a crash), and real binding on this machine checked inside the threads.
 
 #include <ccnuma/binding.hpp>
+#include <ccnuma/memory_policy.hpp>
 #include <ccnuma/topology.hpp>
 
 #include "../support/run.hpp"
@@ -192,6 +193,111 @@ TEST(RealBinding, VerifyChecksInsideTheThreads) {
     const auto over = run(run_tool + " --bind 3,compact --oversubscribe --verify");
     EXPECT_EQ(over.status, 3) << over.out << over.err;
     EXPECT_NE(over.err.find("ccnuma::bind_this_thread()"), std::string::npos) << over.err;
+}
+
+// --- memory policy (--interleave, --membind, --preferred, --localalloc) -----------------------
+
+// Node sets of a synthetic machine are checked against its nodes, so these need no NUMA host.
+const std::string four_nodes = "CCNUMA_TOPOLOGY='pack:4 numa:1 core:4 pu:1' ";
+
+void expect_error_status(const result& r, int status, const std::string& fragment) {
+    expect_one_line_error(r, "ccnuma-run", fragment);
+    EXPECT_EQ(r.status, status) << r.err;
+}
+
+TEST(BadInput, MemoryPolicyOptionsAreUsageErrorsOrNodeSetErrors) {
+    // Usage errors: exit 2, and nothing is run (the command would print).
+    expect_error_status(run(run_tool + " -i all -m 0 echo ran"), 2,
+                        "give at most one memory policy option, not --interleave and --membind");
+    expect_error_status(run(run_tool + " --localalloc --preferred=0 echo ran"), 2,
+                        "not --localalloc and --preferred");
+    expect_error_status(run(run_tool + " --interleave"), 2, "--interleave needs a node set, e.g. --interleave all");
+    expect_error_status(run(run_tool + " --membind= echo ran"), 2, "--membind= needs a node set, e.g. --membind=0-1");
+    expect_error_status(run(run_tool + " -p"), 2, "--preferred needs a node, e.g. --preferred 1");
+    expect_error_status(run(run_tool + " --interleaved=all echo ran"), 2, "unknown option \"--interleaved=all\"");
+    expect_error_status(run(run_tool + " -l"), 2, "nothing to do");
+    expect_error_status(run(run_tool + " -l --verify"), 2, "no binding spec for --verify to check");
+    expect_error_status(run(run_tool + " echo ran"), 2, "or give a memory policy (--interleave, --membind");
+    expect_error_status(run(four_nodes + run_tool + " -i all echo ran"), 2, "only --print-plan is possible");
+    // Library errors: exit 1, with the library's message.
+    expect_error_status(run(run_tool + " --interleave=0,x echo ran"), 1,
+                        "ccnuma-run: bad node set \"0,x\": unexpected character \"x\" at position 2 (expected all, a "
+                        "list such as 0-2,4, +0-1 for the first two allowed nodes, or ! before a list for all other "
+                        "nodes)\n");
+    const std::string here = ccnuma::format_list(ccnuma::parse_node_set("all"));
+    expect_error_status(run(run_tool + " --membind=1000 echo ran"), 1,
+                        "ccnuma-run: node set \"1000\": node 1000 is not in the allowed set {" + here + "}\n");
+    expect_error_status(run(four_nodes + run_tool + " --membind 4 --print-plan"), 1,
+                        "ccnuma-run: node set \"4\": node 4 is not in the allowed set {0-3}\n");
+    expect_error_status(run(four_nodes + run_tool + " -i +4 --print-plan"), 1,
+                        "relative node +4 does not exist: the allowed set {0-3} has 4 node(s), +0 to +3\n");
+    expect_error_status(run(four_nodes + run_tool + " -i '!all' --print-plan"), 1, "bad node set \"!all\"");
+    expect_error_status(run(four_nodes + run_tool + " --preferred=0-1 --print-plan"), 1,
+                        "ccnuma-run: preferred node set \"0-1\": preferred takes exactly one node, not 2 (use "
+                        "interleave or bind for several)\n");
+    expect_error_status(run(four_nodes + run_tool + " --bind 4,scatter -i '!0-3' --print-plan"), 1,
+                        "ccnuma-run: node set \"!0-3\": no node is left (the allowed set is {0-3})\n");
+}
+
+TEST(PrintPlan, ShowsTheMemoryPolicyAsTextAndJson) {
+    auto policy_only = [](const std::string& args) {
+        const auto r = run(four_nodes + run_tool + " " + args + " --print-plan");
+        EXPECT_EQ(r.status, 0) << r.err;
+        EXPECT_EQ(r.err, "");
+        return r.out;
+    };
+    EXPECT_EQ(policy_only("--interleave=all"), "memory policy: interleave(0-3)\n");
+    EXPECT_EQ(policy_only("-i +1-2"), "memory policy: interleave(1-2)\n");
+    EXPECT_EQ(policy_only("--membind 2,3"), "memory policy: bind(2-3)\n");
+    EXPECT_EQ(policy_only("-m '!0'"), "memory policy: bind(1-3)\n");
+    EXPECT_EQ(policy_only("--preferred=1"), "memory policy: preferred(1)\n");
+    EXPECT_EQ(policy_only("-p '!+0-2'"), "memory policy: preferred(3)\n");
+    EXPECT_EQ(policy_only("--localalloc"), "memory policy: local\n");
+    EXPECT_EQ(policy_only("-i all --json"), "{\"memory_policy\":{\"mode\":\"interleave\",\"nodes\":[0,1,2,3]}}\n");
+    EXPECT_EQ(policy_only("-l --json"), "{\"memory_policy\":{\"mode\":\"local\",\"nodes\":[]}}\n");
+
+    // With a binding, the plan's output is unchanged and the policy comes last.
+    const auto plan = run(four_nodes + run_tool + " --bind 4,scatter --print-plan");
+    const auto both = run(four_nodes + run_tool + " --bind 4,scatter --membind=+1-2 --print-plan");
+    ASSERT_EQ(plan.status, 0) << plan.err;
+    EXPECT_EQ(both.out, plan.out + "memory policy: bind(1-2)\n");
+    const auto plan_json = run(four_nodes + run_tool + " --bind 4,scatter --print-plan --json");
+    const auto both_json = run(four_nodes + run_tool + " --bind 4,scatter --membind=+1-2 --print-plan --json");
+    ASSERT_EQ(plan_json.out.substr(plan_json.out.size() - 2), "}\n") << plan_json.out;
+    EXPECT_EQ(both_json.out, plan_json.out.substr(0, plan_json.out.size() - 2) +
+                                 ",\"memory_policy\":{\"mode\":\"bind\",\"nodes\":[1,2]}}\n");
+
+    // On this machine the node sets are this machine's allowed nodes.
+    const auto here = run(run_tool + " -i all --print-plan");
+    EXPECT_EQ(here.out, "memory policy: interleave(" + ccnuma::format_list(ccnuma::parse_node_set("all")) + ")\n");
+}
+
+// The kernel's name for the policy of the first mapping of the command ("interleave:0"...):
+// what the command inherited, seen from inside it.
+std::string inherited_policy(const std::string& args) {
+    const auto r = run(run_tool + " " + args + " -- head -n 1 /proc/self/numa_maps");
+    EXPECT_EQ(r.status, 0) << args << ": " << r.err;
+    std::istringstream in(r.out);
+    std::string address, policy;
+    in >> address >> policy;
+    return policy;
+}
+
+TEST(RealMemoryPolicy, TheCommandInheritsIt) {
+    const std::string node = std::to_string(ccnuma::parse_node_set("all").front());
+    EXPECT_EQ(inherited_policy("--interleave=" + node), "interleave:" + node);
+    EXPECT_EQ(inherited_policy("-m +0"), "bind:" + node);
+    EXPECT_EQ(inherited_policy("--preferred " + node), "prefer:" + node);
+    // --localalloc undoes a policy inherited from the caller, as numactl's does.
+    EXPECT_EQ(inherited_policy("--interleave=all -- " + run_tool + " --localalloc"), "default");
+    // Together with a binding: both reach the command.
+    const auto r = run(run_tool + " --bind 2,scatter --membind=" + node +
+                       " -- sh -c 'echo $OMP_PROC_BIND; head -n 1 /proc/self/numa_maps'");
+    ASSERT_EQ(r.status, 0) << r.err;
+    EXPECT_EQ(r.out.substr(0, r.out.find('\n')), "spread");
+    EXPECT_NE(r.out.find(" bind:" + node + " "), std::string::npos) << r.out;
+    // Without a memory option, nothing is set: the caller's policy passes through.
+    EXPECT_EQ(inherited_policy("--interleave=all -- " + run_tool + " --bind 1,compact"), "interleave:" + node);
 }
 
 TEST(Info, ThisMachineAsJsonAndText) {

@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <fstream>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -180,6 +181,95 @@ TEST(VmPlacement, HugePagesSplitByUnalignedChunksAreCaught) {
     EXPECT_GT(p.j["anon_huge_kib"].number(), 0);
     EXPECT_LT(p.fraction("local"), 0.99);
     EXPECT_GT(p.fraction("local"), 0.9);
+}
+
+// --- memory policy: what ccnuma-run sets is what a NUMA-unaware program gets -------------------
+
+const std::string run_tool = CCNUMA_RUN;
+const std::string policy_probe = MEMORY_POLICY_PROBE;
+
+TEST(VmMemoryPolicy, CcnumaRunOptionsPlaceThePagesOfAPlainProgram) {
+    // One guest for every case, because each boot costs about 6 s. The probe pins itself to
+    // --cpu, allocates 64 MiB with new and writes it from that one thread.
+    struct case_t {
+        std::string name, command;
+    };
+    const std::vector<case_t> cases = {
+        {"interleave all", run_tool + " --interleave=all -- " + policy_probe + " --json --cpu 0"},
+        {"membind 2,3", run_tool + " --membind=2,3 -- " + policy_probe + " --json --cpu 0"},
+        {"preferred 1", run_tool + " -p 1 -- " + policy_probe + " --json --cpu 3"},
+        {"relative +1-2", run_tool + " -i +1-2 -- " + policy_probe + " --json --cpu 0"},
+        {"no policy", policy_probe + " --json --cpu 3"},
+        {"localalloc inside membind 1",
+         run_tool + " --membind 1 -- " + run_tool + " --localalloc -- " + policy_probe + " --json --cpu 2"},
+        {"node 4 of 4", run_tool + " --membind=4 -- " + policy_probe + " --json"},
+    };
+    std::string script;
+    for (const auto& c : cases) script += c.command + "; echo \"{\\\"status\\\":$?}\"\n";
+    const result r = run(vm + " --nodes 4 --cores-per-node 1 --mem-per-node 256M --copy " + quote(run_tool) +
+                         " --copy " + quote(policy_probe) + " -- sh -c " + quote(script));
+    ASSERT_EQ(r.status, 0) << r.err;
+
+    // Each case prints the probe's object (unless it failed) and then its exit status.
+    std::vector<json> probes, statuses;
+    std::istringstream lines(r.out);
+    for (std::string line; std::getline(lines, line);) {
+        const json j = json::parse(line);
+        (j.contains("status") ? statuses : probes).push_back(j);
+    }
+    ASSERT_EQ(statuses.size(), cases.size()) << r.out;
+    ASSERT_EQ(probes.size(), cases.size() - 1) << r.out;
+    for (std::size_t i = 0; i + 1 < cases.size(); ++i) {
+        SCOPED_TRACE(cases[i].name);
+        EXPECT_EQ(statuses[i]["status"].integer(), 0);
+        EXPECT_GE(probes[i]["pages"].integer(), 16384);
+        EXPECT_EQ(probes[i]["not_present"].integer(), 0);
+        EXPECT_LE(probes[i]["per_node"].size(), 4u);
+    }
+    const auto share = [&](std::size_t c, std::size_t node) {
+        const auto& per_node = probes[c]["per_node"];
+        const double pages = probes[c]["pages"].number();
+        return node < per_node.size() ? per_node[node].number() / pages : 0.0;
+    };
+    const auto policy = [&](std::size_t c) { return probes[c]["policy"].string(); };
+
+    EXPECT_EQ(policy(0), "interleave(0-3)");
+    for (std::size_t n = 0; n < 4; ++n) EXPECT_NEAR(share(0, n), 0.25, 0.02) << "interleave all, node " << n;
+
+    // MPOL_BIND fills the nodes of the set one after the other; only "nowhere else" is the contract.
+    EXPECT_EQ(policy(1), "bind(2-3)");
+    EXPECT_EQ(share(1, 2) + share(1, 3), 1.0);
+
+    // Preferred beats locality: written from node 3, placed on node 1.
+    EXPECT_EQ(policy(2), "preferred(1)");
+    EXPECT_EQ(probes[2]["node"].integer(), 3);
+    EXPECT_EQ(share(2, 1), 1.0);
+
+    EXPECT_EQ(policy(3), "interleave(1-2)");
+    EXPECT_NEAR(share(3, 1), 0.5, 0.02);
+    EXPECT_NEAR(share(3, 2), 0.5, 0.02);
+    EXPECT_EQ(share(3, 0) + share(3, 3), 0.0);
+
+    // Without a policy, first touch: all on the node of the CPU that wrote.
+    EXPECT_EQ(policy(4), "local");
+    EXPECT_EQ(probes[4]["node"].integer(), 3);
+    EXPECT_EQ(share(4, 3), 1.0);
+
+    // --localalloc undoes the bind it inherited.
+    EXPECT_EQ(policy(5), "local");
+    EXPECT_EQ(probes[5]["node"].integer(), 2);
+    EXPECT_EQ(share(5, 2), 1.0);
+
+    // A node the machine does not have: the library's message, exit 1, the probe not run.
+    EXPECT_EQ(statuses.back()["status"].integer(), 1);
+    EXPECT_EQ(r.err, "ccnuma-run: node set \"4\": node 4 is not in the allowed set {0-3}\n");
+}
+
+TEST(VmMemoryPolicy, ProbeRefusesToRunOutsideTheEmulatedMachine) {
+    ASSERT_FALSE(std::ifstream("/etc/ccnuma-vm")) << "this test runs on the host";
+    const result r = run(policy_probe);
+    EXPECT_EQ(r.status, 2);
+    EXPECT_NE(r.err.find("not inside the emulated machine"), std::string::npos) << r.err;
 }
 
 // --- the guest as a command runner -----------------------------------------------------------
