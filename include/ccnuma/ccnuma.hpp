@@ -14,4 +14,5 @@
 #include <ccnuma/seg_array.hpp>
 #include <ccnuma/system.hpp>
 #include <ccnuma/topology.hpp>
+#include <ccnuma/vector.hpp>
 #include <ccnuma/version.hpp>
