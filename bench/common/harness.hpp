@@ -58,7 +58,7 @@ struct measurement {
 };
 
 /// Chooses a batch so that one timed call takes at least min_seconds (one warm-up sweep per
-/// variant first), then times `repetitions` rounds of all variants in turn.
+/// variant first), then times `repetitions` rounds of all variants, alternating their order.
 inline measurement measure(const std::vector<variant>& variants, int repetitions, double min_seconds = 2e-3) {
     using clock = std::chrono::steady_clock;
     auto seconds = [](auto d) { return std::chrono::duration<double>(d).count(); };
@@ -71,8 +71,11 @@ inline measurement measure(const std::vector<variant>& variants, int repetitions
         m.batch *= 2;
     }
     m.times.assign(variants.size(), {});
+    // Odd repetitions run the variants in reverse order: what one variant leaves behind (warm
+    // caches, sleeping worker threads) then favours each of them equally often.
     for (int r = 0; r < repetitions; ++r)
-        for (std::size_t i = 0; i < variants.size(); ++i) {
+        for (std::size_t k = 0; k < variants.size(); ++k) {
+            const std::size_t i = r % 2 ? variants.size() - 1 - k : k;
             const auto t0 = clock::now();
             variants[i].run(m.batch);
             m.times[i].push_back(seconds(clock::now() - t0));
