@@ -567,7 +567,7 @@ public:
     }
     seg_array(seg_array&& other) noexcept
         : layout_(std::move(other.layout_)), alignment_(other.alignment_), padding_(other.padding_),
-          policy_(other.policy_) {}
+          policy_(std::move(other.policy_)) {}
     seg_array& operator=(const seg_array& other) {
         if (this != &other) {
             seg_array copy(other);
