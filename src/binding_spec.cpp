@@ -124,8 +124,10 @@ binding_spec::binding_spec(std::vector<binding_level> levels) : levels_(std::mov
 binding_spec binding_spec::parse(std::string_view text) { return parse_spec(text, {}); }
 
 binding_spec binding_spec::from_environment() {
+    // An empty variable is unset, as for the OMP_* variables: `CCNUMA_BIND= prog` (or a test
+    // harness that clears it) must not make every placement throw.
     for (const char* name : {"CCNUMA_BIND", "OMP_NESTING_TEAM_SIZE"})
-        if (const char* v = std::getenv(name); v != nullptr) return parse_spec(v, name);
+        if (const char* v = std::getenv(name); v != nullptr && *v != '\0') return parse_spec(v, name);
     return {};
 }
 

@@ -59,7 +59,8 @@ public:
     /// message quotes the spec and points at the offending token by character position.
     static binding_spec parse(std::string_view text);
 
-    /// The spec from CCNUMA_BIND, else OMP_NESTING_TEAM_SIZE; empty spec if neither is set.
+    /// The spec from CCNUMA_BIND, else OMP_NESTING_TEAM_SIZE; empty spec if neither is set
+    /// (an empty variable counts as unset).
     /// Throws like parse(), naming the variable.
     static binding_spec from_environment();
 

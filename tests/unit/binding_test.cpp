@@ -105,9 +105,14 @@ TEST(BindingSpec, EnvironmentAliasOfThePaper) {
     } catch (const ccnuma::error& e) {
         EXPECT_NE(std::string(e.what()).find("CCNUMA_BIND=\"2,compakt\""), std::string::npos) << e.what();
     }
+    ::setenv("CCNUMA_BIND", "", 1);  // empty is unset: the alias applies
+    EXPECT_EQ(ccnuma::binding_spec::from_environment().to_string(), "4,scatter,2,subcompact");
     ::unsetenv("CCNUMA_BIND");
     ::unsetenv("OMP_NESTING_TEAM_SIZE");
     EXPECT_TRUE(ccnuma::binding_spec::from_environment().empty());
+    ::setenv("CCNUMA_BIND", "", 1);
+    EXPECT_TRUE(ccnuma::binding_spec::from_environment().empty());
+    ::unsetenv("CCNUMA_BIND");
 }
 
 // --- exact plans on the small machines -----------------------------------------------------
