@@ -167,41 +167,16 @@ void check_sum(const char* what, double got, double expected) {
 }
 
 struct options {
-    std::size_t min_n = 1000000, max_n = 10000000;
-    int repetitions = 11;
-    double min_time = 2e-3;
-    std::string csv;
+    bench::sweep_options sweep{.min_n = 1000000, .max_n = 10000000};
 };
-
-double parse_seconds(const std::string& option, const std::string& text) {
-    std::size_t used = 0;
-    double v = 0;
-    try {
-        v = std::stod(text, &used);
-    } catch (const std::exception&) {
-        used = 0;
-    }
-    if (used != text.size() || !(v > 0) || v > 10)
-        throw std::invalid_argument(option + " needs seconds above 0 and up to 10, not \"" + text + "\"");
-    return v;
-}
 
 options parse(int argc, char** argv) {
     options o;
-    for (int i = 1; i < argc; ++i) {
-        const std::string a = argv[i];
-        auto next = [&]() -> std::string {
-            if (i + 1 == argc) throw std::invalid_argument(a + " needs a value");
-            return argv[++i];
-        };
-        if (a == "--min-n") o.min_n = bench::parse_count(a, next());
-        else if (a == "--max-n") o.max_n = bench::parse_count(a, next());
-        else if (a == "--repetitions") o.repetitions = static_cast<int>(bench::parse_count(a, next()));
-        else if (a == "--csv") o.csv = next();
-        else if (a == "--min-time") o.min_time = parse_seconds(a, next());
-        else throw std::invalid_argument("unknown option \"" + a + "\" (see the comment at the top of seg_array_bench.cpp)");
-    }
-    if (o.min_n > o.max_n) throw std::invalid_argument("--min-n is larger than --max-n");
+    for (int i = 1; i < argc; ++i)
+        if (!bench::parse_sweep_option(argc, argv, i, o.sweep))
+            throw std::invalid_argument(std::string("unknown option \"") + argv[i] +
+                                        "\" (see the comment at the top of seg_array_bench.cpp)");
+    bench::check(o.sweep);
     return o;
 }
 
@@ -217,11 +192,11 @@ int main(int argc, char** argv) try {
     std::printf("# GB/s counts 8 bytes per element for sum and fill, 24 for the triad (write-allocate not counted); "
                 "median [min, max] of %d repetitions (timed calls of at least %g s); a/c and b/c are medians of paired "
                 "ratios\n",
-                o.repetitions, o.min_time);
+                o.sweep.repetitions, o.sweep.min_time);
     std::printf("%-6s %10s %8s  %26s  %26s  %26s  %6s  %6s\n", "kernel", "N", "batch", "(a) hierarchical GB/s",
                 "(b) flat std:: GB/s", "(c) raw loop GB/s", "a/c", "b/c");
-    bench::csv out(o.csv, "kernel,n,batch,a_median,a_min,a_max,b_median,b_min,b_max,c_median,c_min,c_max,a_over_c,b_over_c");
-    for (std::size_t n = o.min_n; n <= o.max_n; n *= 10) {
+    bench::csv out(o.sweep.csv, "kernel,n,batch,a_median,a_min,a_max,b_median,b_min,b_max,c_median,c_min,c_max,a_over_c,b_over_c");
+    for (std::size_t n = o.sweep.min_n; n <= o.sweep.max_n; n *= 10) {
         seg_t a(n), b(n, [](std::size_t i) { return value(i, 1); }), c(n, [](std::size_t i) { return value(i, 2); });
         const int threads = static_cast<int>(a.segment_count());
         const auto starts = segment_starts(a);
@@ -252,7 +227,7 @@ int main(int argc, char** argv) try {
             const auto m = bench::measure({{"hierarchical", [&](std::size_t k) { sa = sum_hierarchical(b, k); }},
                                            {"flat", [&](std::size_t k) { sb = sum_flat(b, starts, k); }},
                                            {"raw", [&](std::size_t k) { sc = sum_raw(r.b.get(), n, threads, k); }}},
-                                          o.repetitions, o.min_time);
+                                          o.sweep.repetitions, o.sweep.min_time);
             check_sum("sum (a)", sa, expected_sum);
             check_sum("sum (b)", sb, expected_sum);
             check_sum("sum (c)", sc, expected_sum);
@@ -262,7 +237,7 @@ int main(int argc, char** argv) try {
             const auto m = bench::measure({{"hierarchical", [&](std::size_t k) { triad_hierarchical(a, b, c, k); }},
                                            {"flat", [&](std::size_t k) { triad_flat(a, b, c, starts, k); }},
                                            {"raw", [&](std::size_t k) { triad_raw(r.a.get(), r.b.get(), r.c.get(), n, threads, k); }}},
-                                          o.repetitions, o.min_time);
+                                          o.sweep.repetitions, o.sweep.min_time);
             check_triad("triad (c)", r.a.get(), n);
             ccnuma::fill(a.begin(), a.end(), 0.0);
             triad_flat(a, b, c, starts, 1);
@@ -276,14 +251,14 @@ int main(int argc, char** argv) try {
             const auto m = bench::measure({{"hierarchical", [&](std::size_t k) { fill_hierarchical(a, 1.5, k); }},
                                            {"flat", [&](std::size_t k) { fill_flat(a, 2.5, starts, k); }},
                                            {"raw", [&](std::size_t k) { fill_raw(r.a.get(), 3.5, n, threads, k); }}},
-                                          o.repetitions, o.min_time);
+                                          o.sweep.repetitions, o.sweep.min_time);
             check_fill("fill (c)", r.a.get(), n, 3.5);
             check_fill("fill (b)", a.begin(), n, 2.5);  // the last variant to write a in each round
             fill_hierarchical(a, 1.5, 1);
             check_fill("fill (a)", a.begin(), n, 1.5);
             report("fill", m, 8);
         }
-        if (n > o.max_n / 10) break;
+        if (n > o.sweep.max_n / 10) break;
     }
     return 0;
 } catch (const std::exception& e) {

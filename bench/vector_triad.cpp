@@ -3,7 +3,7 @@
 // in one run, over N = 10^3 ... 10^8. Both variants use schedule(static) over the same team,
 // so the difference is what the expression templates cost (the target is none).
 //
-//   vector_triad [--min-n N] [--max-n N] [--repetitions R] [--csv FILE]
+//   vector_triad [--min-n N] [--max-n N] [--repetitions R] [--min-time SECONDS] [--csv FILE]
 //   vector_triad --only raw|expr --n N --sweeps K     (one variant, for callgrind)
 
 #include "common/harness.hpp"
@@ -76,31 +76,28 @@ void check(const char* what, const double* a, std::size_t n) {
 }
 
 struct options {
-    std::size_t min_n = 1000, max_n = 100000000, n = 0, sweeps = 1;
-    int repetitions = 11;
-    std::string csv, only;
+    bench::sweep_options sweep{};
+    std::size_t n = 0, sweeps = 1;
+    std::string only;
 };
 
 options parse(int argc, char** argv) {
     options o;
     for (int i = 1; i < argc; ++i) {
+        if (bench::parse_sweep_option(argc, argv, i, o.sweep)) continue;
         const std::string a = argv[i];
         auto next = [&]() -> std::string {
             if (i + 1 == argc) throw std::invalid_argument(a + " needs a value");
             return argv[++i];
         };
-        if (a == "--min-n") o.min_n = bench::parse_count(a, next());
-        else if (a == "--max-n") o.max_n = bench::parse_count(a, next());
-        else if (a == "--repetitions") o.repetitions = static_cast<int>(bench::parse_count(a, next()));
-        else if (a == "--csv") o.csv = next();
-        else if (a == "--only") o.only = next();
+        if (a == "--only") o.only = next();
         else if (a == "--n") o.n = bench::parse_count(a, next());
         else if (a == "--sweeps") o.sweeps = bench::parse_count(a, next());
         else throw std::invalid_argument("unknown option \"" + a + "\" (see the comment at the top of vector_triad.cpp)");
     }
     if (!o.only.empty() && o.only != "raw" && o.only != "expr")
         throw std::invalid_argument("--only takes raw or expr, not \"" + o.only + "\"");
-    if (o.min_n > o.max_n) throw std::invalid_argument("--min-n is larger than --max-n");
+    bench::check(o.sweep);
     return o;
 }
 
@@ -130,15 +127,15 @@ int main(int argc, char** argv) try {
     std::fputs(bench::context("vector triad a = b + c * d: ccnuma::vector expression vs raw OpenMP loop").c_str(), stdout);
     std::printf("# GB/s counts 32 bytes per element (3 loads, 1 store; write-allocate not counted); "
                 "median [min, max] of %d repetitions\n",
-                o.repetitions);
+                o.sweep.repetitions);
     std::printf("%12s %10s  %28s  %28s  %9s\n", "N", "batch", "raw GB/s", "expr GB/s", "expr/raw");
-    bench::csv out(o.csv, "n,batch,raw_median,raw_min,raw_max,expr_median,expr_min,expr_max,ratio");
-    for (std::size_t n = o.min_n; n <= o.max_n; n *= 10) {
+    bench::csv out(o.sweep.csv, "n,batch,raw_median,raw_min,raw_max,expr_median,expr_min,expr_max,ratio");
+    for (std::size_t n = o.sweep.min_n; n <= o.sweep.max_n; n *= 10) {
         raw_arrays r(n);
         expr_arrays e(n);
         const auto m = bench::measure({{"raw", [&](std::size_t k) { triad_raw(r.a.get(), r.b.get(), r.c.get(), r.d.get(), n, k); }},
                                        {"expr", [&](std::size_t k) { triad_expr(e.a, e.b, e.c, e.d, k); }}},
-                                      o.repetitions);
+                                      o.sweep.repetitions);
         check("raw loop", r.a.get(), n);
         check("expression", e.a.data(), n);
         const double bytes = 32.0 * static_cast<double>(n) * static_cast<double>(m.batch);
@@ -155,7 +152,7 @@ int main(int argc, char** argv) try {
         std::snprintf(line, sizeof line, "%zu,%zu,%.4f,%.4f,%.4f,%.4f,%.4f,%.4f,%.4f", n, m.batch, raw.median, raw.min,
                       raw.max, ex.median, ex.min, ex.max, ratio);
         out.row(line);
-        if (n > o.max_n / 10) break;
+        if (n > o.sweep.max_n / 10) break;
     }
     return 0;
 } catch (const std::exception& e) {

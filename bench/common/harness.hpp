@@ -151,4 +151,49 @@ inline std::size_t parse_count(std::string_view option, const std::string& text)
     return static_cast<std::size_t>(v);
 }
 
+/// Parses seconds above 0 and up to 10; throws std::invalid_argument naming the option.
+inline double parse_seconds(std::string_view option, const std::string& text) {
+    std::size_t used = 0;
+    double v = 0;
+    try {
+        v = std::stod(text, &used);
+    } catch (const std::exception&) {
+        used = 0;
+    }
+    if (used != text.size() || !(v > 0) || v > 10)
+        throw std::invalid_argument(std::string(option) + " needs seconds above 0 and up to 10, not \"" + text + "\"");
+    return v;
+}
+
+/// The options every size sweep takes: --min-n, --max-n, --repetitions, --min-time (the
+/// shortest timed call, which the harness batches sweeps up to) and --csv.
+struct sweep_options {
+    std::size_t min_n = 1000, max_n = 100000000;
+    int repetitions = 11;
+    double min_time = 2e-3;
+    std::string csv{};
+};
+
+/// Reads argv[i] (and its value) if it is one of sweep_options'; returns false for any other
+/// argument, which the benchmark then handles itself.
+inline bool parse_sweep_option(int argc, char** argv, int& i, sweep_options& o) {
+    const std::string a = argv[i];
+    auto next = [&]() -> std::string {
+        if (i + 1 == argc) throw std::invalid_argument(a + " needs a value");
+        return argv[++i];
+    };
+    if (a == "--min-n") o.min_n = parse_count(a, next());
+    else if (a == "--max-n") o.max_n = parse_count(a, next());
+    else if (a == "--repetitions") o.repetitions = static_cast<int>(parse_count(a, next()));
+    else if (a == "--min-time") o.min_time = parse_seconds(a, next());
+    else if (a == "--csv") o.csv = next();
+    else return false;
+    return true;
+}
+
+/// Throws if the sweep is empty (checked once every option is read).
+inline void check(const sweep_options& o) {
+    if (o.min_n > o.max_n) throw std::invalid_argument("--min-n is larger than --max-n");
+}
+
 }  // namespace bench

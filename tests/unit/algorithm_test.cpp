@@ -8,6 +8,7 @@
 #include <ccnuma/seg_array.hpp>
 #include <ccnuma/vector.hpp>
 
+#include "../support/quiet_diagnostics.hpp"
 #include "../support/static_owners.hpp"
 
 #include <gtest/gtest.h>
@@ -25,13 +26,6 @@
 #include <vector>
 
 namespace {
-
-struct quiet_diagnostics : ::testing::Environment {
-    // In SetUp, not in a static initializer: the library's default handler may be initialized
-    // after this file's statics and would replace an empty one set there.
-    void SetUp() override { ccnuma::set_diagnostic_handler({}); }
-};
-const auto* const quiet = ::testing::AddGlobalTestEnvironment(new quiet_diagnostics);
 
 using array_t = ccnuma::seg_array<long long>;
 

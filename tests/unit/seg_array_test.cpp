@@ -7,6 +7,8 @@
 #include <ccnuma/seg_array.hpp>
 #include <ccnuma/vector.hpp>
 
+#include "../support/fragile.hpp"
+#include "../support/quiet_diagnostics.hpp"
 #include "../support/static_owners.hpp"
 
 #include <gtest/gtest.h>
@@ -28,15 +30,6 @@
 #include <vector>
 
 namespace {
-
-// Small arrays over many threads share pages, which the placement diagnostic rightly says;
-// here that is on purpose.
-struct quiet_diagnostics : ::testing::Environment {
-    // In SetUp, not in a static initializer: the library's default handler may be initialized
-    // after this file's statics and would replace an empty one set there.
-    void SetUp() override { ccnuma::set_diagnostic_handler({}); }
-};
-const auto* const quiet = ::testing::AddGlobalTestEnvironment(new quiet_diagnostics);
 
 const std::size_t page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
 
@@ -464,21 +457,9 @@ TEST(SegmentsOfVector, OneSegmentPerThreadsStaticChunk) {
 
 // ---- exception safety: the Nth construction throws ---------------------------------------
 
-std::atomic<long> live{0};
-std::atomic<long> countdown{-1};  // the construction that reaches 0 throws; -1: never
-
-struct fragile {
-    std::unique_ptr<int[]> heap;  // LeakSanitizer sees any element that is not destroyed
-    fragile() : heap(make()) { ++live; }
-    fragile(const fragile&) : heap(make()) { ++live; }
-    fragile& operator=(const fragile&) { return *this; }
-    ~fragile() { --live; }
-
-    static std::unique_ptr<int[]> make() {
-        if (countdown.fetch_sub(1) == 0) throw std::runtime_error("fragile construction failed");
-        return std::make_unique<int[]>(16);
-    }
-};
+using test_support::countdown;
+using test_support::fragile;
+using test_support::live;
 
 class SegArrayExceptionSafety : public ::testing::TestWithParam<unsigned> {
 protected:

@@ -6,6 +6,10 @@
 #include <ccnuma/allocator.hpp>
 #include <ccnuma/vector.hpp>
 
+#include "../support/fragile.hpp"
+#include "../support/quiet_diagnostics.hpp"
+#include "../support/static_owners.hpp"
+
 #include <gtest/gtest.h>
 #include <omp.h>
 #include <unistd.h>
@@ -29,13 +33,6 @@
 #include <vector>
 
 namespace {
-
-// Small vectors over many threads share pages, which the placement diagnostic rightly says;
-// here that is on purpose.
-const bool quiet = [] {
-    ccnuma::set_diagnostic_handler({});
-    return true;
-}();
 
 static_assert(std::contiguous_iterator<ccnuma::vector<double>::iterator>);
 static_assert(std::ranges::contiguous_range<ccnuma::vector<double>>);
@@ -184,20 +181,7 @@ struct owner_record {
     int built_by = omp_get_thread_num();
 };
 
-std::vector<int> static_owners(std::size_t n, unsigned threads, std::size_t chunk) {
-    std::vector<int> owner(n, -1);
-#pragma omp parallel num_threads(static_cast<int>(threads))
-    {
-        if (chunk == 0) {
-#pragma omp for schedule(static)
-            for (std::size_t i = 0; i < n; ++i) owner[i] = omp_get_thread_num();
-        } else {
-#pragma omp for schedule(static, chunk)
-            for (std::size_t i = 0; i < n; ++i) owner[i] = omp_get_thread_num();
-        }
-    }
-    return owner;
-}
+using test_support::static_owners;
 
 TEST(Vector, EachElementIsConstructedByItsStaticScheduleThread) {
     for (unsigned threads : {1u, 2u, 3u, 4u})
@@ -415,34 +399,10 @@ TEST(Vector, PlacementReportOnThisMachine) {
 
 // ---- exception safety: the Nth construction throws ---------------------------------------
 
-std::atomic<long> live{0};
-std::atomic<long> countdown{-1};  // the construction that reaches 0 throws; -1: never
-
-struct fragile {
-    std::unique_ptr<int[]> heap;  // LeakSanitizer sees any element that is not destroyed
-    fragile() : heap(make()) { ++live; }
-    fragile(const fragile&) : heap(make()) { ++live; }
-    fragile(fragile&& o) noexcept : heap(std::move(o.heap)) { ++live; }
-    fragile& operator=(const fragile&) { return *this; }
-    ~fragile() { --live; }
-
-    static std::unique_ptr<int[]> make() {
-        if (countdown.fetch_sub(1) == 0) throw std::runtime_error("fragile construction failed");
-        return std::make_unique<int[]>(16);
-    }
-};
-
-// Move can throw and there is no copy: resize can only give the basic guarantee.
-struct move_only_fragile {
-    std::unique_ptr<int[]> heap;
-    move_only_fragile() : heap(fragile::make()) { ++live; }
-    move_only_fragile(const move_only_fragile&) = delete;
-    move_only_fragile(move_only_fragile&& o) : heap(std::move(o.heap)) {  // NOLINT: may throw, on purpose
-        if (countdown.fetch_sub(1) == 0) throw std::runtime_error("move failed");
-        ++live;
-    }
-    ~move_only_fragile() { --live; }
-};
+using test_support::countdown;
+using test_support::fragile;
+using test_support::live;
+using test_support::move_only_fragile;
 
 class VectorExceptionSafety : public ::testing::TestWithParam<unsigned> {
 protected:
