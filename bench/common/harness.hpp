@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
@@ -137,30 +138,30 @@ private:
     std::FILE* f_ = nullptr;
 };
 
-/// Parses "1e6" or "1000000" as a size; throws std::invalid_argument naming the option.
-inline std::size_t parse_count(std::string_view option, const std::string& text) {
+/// The whole of `text` as a number, or NaN if any of it is not part of one.
+inline double parse_number(const std::string& text) {
     std::size_t used = 0;
     double v = 0;
     try {
         v = std::stod(text, &used);
     } catch (const std::exception&) {
-        used = 0;
+        return std::nan("");
     }
-    if (used != text.size() || !(v >= 1) || v > 1e12 || v != static_cast<double>(static_cast<std::size_t>(v)))
+    return used == text.size() ? v : std::nan("");
+}
+
+/// Parses "1e6" or "1000000" as a size; throws std::invalid_argument naming the option.
+inline std::size_t parse_count(std::string_view option, const std::string& text) {
+    const double v = parse_number(text);
+    if (!(v >= 1) || v > 1e12 || v != static_cast<double>(static_cast<std::size_t>(v)))
         throw std::invalid_argument(std::string(option) + " needs a whole number from 1 to 1e12, not \"" + text + "\"");
     return static_cast<std::size_t>(v);
 }
 
 /// Parses seconds above 0 and up to 10; throws std::invalid_argument naming the option.
 inline double parse_seconds(std::string_view option, const std::string& text) {
-    std::size_t used = 0;
-    double v = 0;
-    try {
-        v = std::stod(text, &used);
-    } catch (const std::exception&) {
-        used = 0;
-    }
-    if (used != text.size() || !(v > 0) || v > 10)
+    const double v = parse_number(text);
+    if (!(v > 0) || v > 10)
         throw std::invalid_argument(std::string(option) + " needs seconds above 0 and up to 10, not \"" + text + "\"");
     return v;
 }
