@@ -3,6 +3,10 @@
 // `countdown` to 0 throws, and `live` counts the objects alive. Each owns heap memory, so
 // LeakSanitizer (the ASan build) reports any element that is not destroyed.
 
+#include <ccnuma/placement.hpp>
+
+#include <gtest/gtest.h>
+
 #include <atomic>
 #include <memory>
 #include <stdexcept>
@@ -37,6 +41,18 @@ struct move_only_fragile {
         ++live;
     }
     ~move_only_fragile() { --live; }
+};
+
+/// Parameterized by the team size: resets the counters around each test and gives the policy
+/// of a team of GetParam() threads.
+class exception_safety_test : public ::testing::TestWithParam<unsigned> {
+protected:
+    void SetUp() override {
+        live = 0;
+        countdown = -1;
+    }
+    void TearDown() override { countdown = -1; }
+    ccnuma::first_touch team() const { return ccnuma::first_touch{}.threads(GetParam()); }
 };
 
 }  // namespace test_support

@@ -461,15 +461,7 @@ using test_support::countdown;
 using test_support::fragile;
 using test_support::live;
 
-class SegArrayExceptionSafety : public ::testing::TestWithParam<unsigned> {
-protected:
-    void SetUp() override {
-        live = 0;
-        countdown = -1;
-    }
-    void TearDown() override { countdown = -1; }
-    ccnuma::first_touch team() const { return ccnuma::first_touch{}.threads(GetParam()); }
-};
+using SegArrayExceptionSafety = test_support::exception_safety_test;
 
 TEST_P(SegArrayExceptionSafety, ThrowingConstructorLeavesNothingAlive) {
     const std::size_t n = 1000;

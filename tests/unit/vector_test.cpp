@@ -404,15 +404,7 @@ using test_support::fragile;
 using test_support::live;
 using test_support::move_only_fragile;
 
-class VectorExceptionSafety : public ::testing::TestWithParam<unsigned> {
-protected:
-    void SetUp() override {
-        live = 0;
-        countdown = -1;
-    }
-    void TearDown() override { countdown = -1; }
-    ccnuma::first_touch team() const { return ccnuma::first_touch{}.threads(GetParam()); }
-};
+using VectorExceptionSafety = test_support::exception_safety_test;
 
 TEST_P(VectorExceptionSafety, ThrowingConstructorLeavesNothingAlive) {
     const std::size_t n = 1000;
