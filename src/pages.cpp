@@ -2,9 +2,12 @@
 
 #include <ccnuma/detail/throw_error.hpp>
 #include <ccnuma/pages.hpp>
+#include <ccnuma/system.hpp>
 #include <ccnuma/topology.hpp>
 
+#include <fcntl.h>
 #include <linux/mempolicy.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -13,14 +16,112 @@
 #include <cerrno>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
+#include <limits>
+#include <optional>
 #include <sstream>
+#include <string_view>
+#include <tuple>
 
 namespace ccnuma {
 
 namespace {
 
-constexpr std::size_t batch_pages = 16384;  // per move_pages call, to bound the arrays
+constexpr std::size_t batch_pages = 16384;  // per move_pages call or pagemap read, to bound the arrays
+
+// /proc/self/pagemap: one 64-bit entry per virtual page (Documentation/admin-guide/mm/pagemap.rst).
+constexpr std::uint64_t pm_present = std::uint64_t{1} << 63;
+constexpr std::uint64_t pm_swapped = std::uint64_t{1} << 62;
+constexpr std::uint64_t pm_exclusive = std::uint64_t{1} << 56;  // Linux >= 4.2
+constexpr std::uint64_t pm_pfn_mask = (std::uint64_t{1} << 55) - 1;
+constexpr std::uint64_t pm_swap_type_mask = 0x1f;  // bits 0-4 of a swap entry, where PFNs are visible
+
+// /proc/kpageflags bits (include/uapi/linux/kernel-page-flags.h).
+constexpr std::uint64_t kpf_huge = std::uint64_t{1} << 17;  // hugetlb
+constexpr std::uint64_t kpf_thp = std::uint64_t{1} << 22;
+constexpr std::uint64_t kpf_zero_page = std::uint64_t{1} << 24;  // the zero page and the huge zero page
+
+// The PAGEMAP_SCAN ioctl of Linux 6.7 (include/uapi/linux/fs.h). Debian 12's kernel headers
+// predate it, so the ABI is spelled out here; older kernels answer ENOTTY.
+struct pm_page_region {
+    std::uint64_t start, end, categories;
+};
+struct pm_scan_arg {
+    std::uint64_t size, flags, start, end, walk_end, vec, vec_len, max_pages, category_inverted, category_mask,
+        category_anyof_mask, return_mask;
+};
+constexpr unsigned long pagemap_scan_request = _IOWR('f', 16, pm_scan_arg);
+constexpr std::uint64_t page_is_pfnzero = 1u << 5;
+constexpr std::uint64_t page_is_huge = 1u << 6;
+
+class file {
+public:
+    explicit file(const char* path) noexcept : fd_(::open(path, O_RDONLY | O_CLOEXEC)) {}
+    file(const file&) = delete;
+    file& operator=(const file&) = delete;
+    ~file() {
+        if (fd_ >= 0) ::close(fd_);
+    }
+    explicit operator bool() const noexcept { return fd_ >= 0; }
+    int fd() const noexcept { return fd_; }
+    // The 64-bit entries [index, index + n) of a table file; false on a short or failed read.
+    bool read_entries(std::uint64_t index, std::uint64_t* out, std::size_t n) const noexcept {
+        auto* bytes = reinterpret_cast<char*>(out);
+        std::size_t want = n * sizeof(std::uint64_t), got = 0;
+        while (got < want) {
+            const ssize_t r = ::pread(fd_, bytes + got, want - got, static_cast<off_t>(index * sizeof(std::uint64_t) + got));
+            if (r < 0 && errno == EINTR) continue;
+            if (r <= 0) return false;
+            got += static_cast<std::size_t>(r);
+        }
+        return true;
+    }
+
+private:
+    int fd_;
+};
+
+// What this kernel lets a process read about its page tables. Probed once on a page of the
+// prober's own stack, which is always present.
+struct page_table_access {
+    bool pagemap = false, pfn_visible = false, pagemap_scan = false, kpageflags = false;
+    std::string bad_override;  // a CCNUMA_PAGE_FLAGS value that names no source
+};
+
+// CCNUMA_PAGE_FLAGS names a weaker source than the best one this kernel offers, to see what a
+// user on an older kernel or without CAP_SYS_ADMIN would get (and to test those paths).
+void apply_override(page_table_access& r) {
+    const char* v = std::getenv("CCNUMA_PAGE_FLAGS");
+    if (!v || !*v) return;
+    const std::string_view want = v;
+    if (want == "smaps") r.pagemap_scan = r.kpageflags = false;
+    else if (want == "kpageflags") r.pagemap_scan = false;
+    else if (want != "pagemap_scan") r.bad_override = want;
+}
+
+const page_table_access& access() {
+    static const page_table_access a = [] {
+        page_table_access r;
+        volatile char here = 1;
+        const auto page = detail::base_page_bytes();
+        const auto addr = reinterpret_cast<std::uintptr_t>(&here) / page * page;
+        file pm("/proc/self/pagemap");
+        std::uint64_t e = 0;
+        r.pagemap = pm && pm.read_entries(addr / page, &e, 1);
+        if (!r.pagemap) return r;
+        // PFNs read as 0 without CAP_SYS_ADMIN (Linux >= 4.2), even for present pages.
+        r.pfn_visible = (e & pm_present) && (e & pm_pfn_mask) != 0;
+        pm_page_region region{};
+        pm_scan_arg arg{sizeof(pm_scan_arg), 0, addr, addr + page, 0, reinterpret_cast<std::uint64_t>(&region), 1, 0, 0,
+                        0, 0, page_is_pfnzero | page_is_huge};
+        r.pagemap_scan = ::ioctl(pm.fd(), pagemap_scan_request, &arg) >= 0;
+        r.kpageflags = r.pfn_visible && static_cast<bool>(file("/proc/kpageflags"));
+        apply_override(r);
+        return r;
+    }();
+    return a;
+}
 
 std::string range_text(const void* ptr, std::size_t bytes) {
     char buf[64];
@@ -28,49 +129,253 @@ std::string range_text(const void* ptr, std::size_t bytes) {
     return detail::human_bytes(bytes) + " at " + buf;
 }
 
-// First page and page count covering [ptr, ptr + bytes).
-std::pair<std::uintptr_t, std::size_t> page_span(const void* ptr, std::size_t bytes) {
+// First page and page count covering [ptr, ptr + bytes); throws if the range wraps around.
+std::pair<std::uintptr_t, std::size_t> page_span(const void* ptr, std::size_t bytes, const std::string& what) {
     const std::size_t page = detail::base_page_bytes();
-    const auto begin = reinterpret_cast<std::uintptr_t>(ptr) / page * page;
-    const auto end = (reinterpret_cast<std::uintptr_t>(ptr) + bytes + page - 1) / page * page;
+    const auto p = reinterpret_cast<std::uintptr_t>(ptr);
+    if (bytes > std::numeric_limits<std::uintptr_t>::max() - p - (page - 1))
+        detail::throw_error(errc::invalid_argument,
+                            what + ": the range of " + std::to_string(bytes) +
+                                " bytes wraps around the address space (expected a range inside mapped memory)");
+    const auto begin = p / page * page;
+    const auto end = (p + bytes + page - 1) / page * page;
     return {begin, bytes == 0 ? 0 : (end - begin) / page};
 }
 
 // mincore() fails with ENOMEM exactly when part of the range is unmapped: that is the check
-// move_pages lacks (it reports unmapped and untouched pages alike).
+// move_pages lacks (it reports unmapped and untouched pages alike). In batches, so that a
+// huge bogus range costs no huge buffer.
 void require_mapped(std::uintptr_t first, std::size_t count, const std::string& what) {
-    if (count == 0) return;
-    std::vector<unsigned char> residency(count);
-    if (::mincore(reinterpret_cast<void*>(first), count * detail::base_page_bytes(), residency.data()) != 0) {
-        if (errno == ENOMEM)
-            detail::throw_error(errc::invalid_argument, what + ": the range is not (entirely) mapped memory");
-        detail::throw_system_error(errno, what + ": mincore failed");
+    std::vector<unsigned char> residency(std::min(count, batch_pages));
+    const std::size_t page = detail::base_page_bytes();
+    for (std::size_t done = 0; done < count; done += batch_pages) {
+        const std::size_t n = std::min(batch_pages, count - done);
+        if (::mincore(reinterpret_cast<void*>(first + done * page), n * page, residency.data()) != 0) {
+            if (errno == ENOMEM)
+                detail::throw_error(errc::invalid_argument, what + ": the range is not (entirely) mapped memory");
+            detail::throw_system_error(errno, what + ": mincore failed");
+        }
     }
+}
+
+// move_pages without targets: the node of each page, or a negative errno (-ENOENT, -EFAULT)
+// where there is no normal page (never faulted, the zero page, swapped).
+std::vector<int> move_pages_status(std::uintptr_t first, std::size_t count, const std::string& what) {
+    std::vector<int> status(count, 0);
+    std::vector<void*> addrs;
+    const std::size_t page = detail::base_page_bytes();
+    for (std::size_t done = 0; done < count; done += batch_pages) {
+        const std::size_t n = std::min(batch_pages, count - done);
+        addrs.resize(n);
+        for (std::size_t i = 0; i < n; ++i) addrs[i] = reinterpret_cast<void*>(first + (done + i) * page);
+        if (::syscall(SYS_move_pages, 0, n, addrs.data(), nullptr, status.data() + done, 0) != 0) {
+            if (errno == ENOSYS) detail::throw_error(errc::not_supported, what + ": this kernel has no move_pages");
+            detail::throw_system_error(errno, what + ": move_pages failed");
+        }
+    }
+    return status;
+}
+
+// Per page: known to be on the zero page, known huge, and whether "huge" is known at all.
+struct page_flags {
+    std::vector<unsigned char> zero, huge, huge_known;
+};
+
+// PAGEMAP_SCAN returns the regions whose pages have any of the asked categories.
+void flags_from_pagemap_scan(const file& pm, std::uintptr_t first, std::size_t count, page_flags& f,
+                             const std::string& what) {
+    const std::size_t page = detail::base_page_bytes();
+    std::vector<pm_page_region> regions(256);
+    std::uint64_t start = first;
+    const std::uint64_t end = first + count * page;
+    while (start < end) {
+        pm_scan_arg arg{sizeof(pm_scan_arg), 0, start, end, 0, reinterpret_cast<std::uint64_t>(regions.data()),
+                        regions.size(), 0, 0, 0, page_is_pfnzero | page_is_huge, page_is_pfnzero | page_is_huge};
+        const int n = ::ioctl(pm.fd(), pagemap_scan_request, &arg);
+        if (n < 0) detail::throw_system_error(errno, what + ": PAGEMAP_SCAN failed");
+        for (int r = 0; r < n; ++r)
+            for (std::uint64_t a = regions[static_cast<std::size_t>(r)].start; a < regions[static_cast<std::size_t>(r)].end;
+                 a += page) {
+                const std::size_t i = (a - first) / page;
+                if (regions[static_cast<std::size_t>(r)].categories & page_is_pfnzero) f.zero[i] = 1;
+                if (regions[static_cast<std::size_t>(r)].categories & page_is_huge) f.huge[i] = 1;
+            }
+        if (arg.walk_end <= start) break;  // no progress: a kernel bug; what was read stands
+        start = arg.walk_end;
+    }
+    std::fill(f.huge_known.begin(), f.huge_known.end(), 1);
+}
+
+// /proc/kpageflags, indexed by PFN; runs of consecutive frames are read at once.
+void flags_from_kpageflags(const std::vector<std::uint64_t>& entries, page_flags& f) {
+    file kpf("/proc/kpageflags");
+    if (!kpf) return;
+    std::vector<std::uint64_t> buf;
+    for (std::size_t i = 0; i < entries.size();) {
+        if (!(entries[i] & pm_present)) {
+            f.huge_known[i++] = 1;
+            continue;
+        }
+        const std::uint64_t pfn = entries[i] & pm_pfn_mask;
+        std::size_t run = 1;
+        while (i + run < entries.size() && run < batch_pages && (entries[i + run] & pm_present) &&
+               (entries[i + run] & pm_pfn_mask) == pfn + run)
+            ++run;
+        buf.resize(run);
+        if (kpf.read_entries(pfn, buf.data(), run))
+            for (std::size_t k = 0; k < run; ++k) {
+                f.zero[i + k] = (buf[k] & kpf_zero_page) != 0;
+                f.huge[i + k] = (buf[k] & (kpf_thp | kpf_huge)) != 0;
+                f.huge_known[i + k] = 1;
+            }
+        i += run;
+    }
+}
+
+// Without either: /proc/self/smaps says per mapping how much of it is huge. Exact where a
+// mapping has no huge page, or is hugetlb; unknown for present pages in between.
+void flags_from_smaps(const std::vector<std::uint64_t>& entries, std::uintptr_t first, page_flags& f) {
+    const std::size_t page = detail::base_page_bytes();
+    const std::uintptr_t end = first + entries.size() * page;
+    std::ifstream smaps("/proc/self/smaps");
+    std::string line;
+    std::uintptr_t lo = 0, hi = 0;
+    std::uint64_t huge_kb = 0, kernel_page_kb = 0;
+    auto finish = [&] {
+        if (hi <= first || lo >= end) return;
+        const bool all_huge = kernel_page_kb * 1024 > page || huge_kb * 1024 >= hi - lo;
+        for (std::uintptr_t a = std::max(lo, first); a < std::min(hi, end); a += page) {
+            const std::size_t i = (a - first) / page;
+            const bool present = (entries[i] & pm_present) != 0;
+            f.huge[i] = present && all_huge;
+            f.huge_known[i] = !present || huge_kb == 0 || all_huge;
+        }
+    };
+    while (std::getline(smaps, line)) {
+        unsigned long long a = 0, b = 0;
+        char dash = 0;
+        std::istringstream head(line);
+        if (line.find(':') == std::string::npos || line.find('-') < line.find(':')) {
+            if (head >> std::hex >> a >> dash >> b && dash == '-') {
+                finish();
+                if (a >= end) return;
+                lo = a;
+                hi = b;
+                huge_kb = kernel_page_kb = 0;
+                continue;
+            }
+        }
+        std::string key;
+        std::uint64_t kb = 0;
+        std::istringstream field(line);
+        if (!(field >> key >> kb)) continue;
+        if (key == "AnonHugePages:" || key == "ShmemPmdMapped:" || key == "FilePmdMapped:" ||
+            key == "Shared_Hugetlb:" || key == "Private_Hugetlb:")
+            huge_kb += kb;
+        else if (key == "KernelPageSize:")
+            kernel_page_kb = kb;
+    }
+    finish();
+}
+
+// The number of active swap areas: a swap entry of a higher type is a migration (or other
+// non-swap) entry.
+std::size_t swap_areas() {
+    std::ifstream swaps("/proc/swaps");
+    std::string line;
+    std::size_t n = 0;
+    while (std::getline(swaps, line)) ++n;
+    return n == 0 ? 0 : n - 1;  // minus the header
 }
 
 }  // namespace
 
-std::vector<int> page_nodes(const void* ptr, std::size_t bytes) {
-    const std::string what = "page query of " + range_text(ptr, bytes);
-    const auto [first, count] = page_span(ptr, bytes);
+std::string_view to_string(page_state s) noexcept {
+    switch (s) {
+        case page_state::not_faulted: return "not faulted";
+        case page_state::zero_page: return "zero page";
+        case page_state::on_node: return "on node";
+        case page_state::swapped: return "swapped";
+        case page_state::migrating: return "migrating";
+        case page_state::unplaceable: return "unplaceable";
+    }
+    return "?";
+}
+
+std::vector<page_info> page_states(const void* ptr, std::size_t bytes) {
+    const std::string what = "page state query of " + range_text(ptr, bytes);
+    const auto [first, count] = page_span(ptr, bytes, what);
     require_mapped(first, count, what);
-    std::vector<int> nodes(count, page_not_present);
-    std::vector<void*> addrs;
-    std::vector<int> status;
+    const auto& acc = access();
+    if (!acc.bad_override.empty())
+        detail::throw_error(errc::invalid_argument, what + ": CCNUMA_PAGE_FLAGS=" + detail::quote(acc.bad_override) +
+                                                        " names no source (expected pagemap_scan, kpageflags or smaps)");
+    if (!acc.pagemap)
+        detail::throw_error(errc::not_supported,
+                            what + ": /proc/self/pagemap is not readable here (needs CONFIG_PROC_PAGE_MONITOR); "
+                                   "page_nodes() still works with move_pages alone");
+    std::vector<page_info> info(count);
+    if (count == 0) return info;
+    const std::size_t page = detail::base_page_bytes();
+    // pagemap first, move_pages second: a page that faults in between is then seen on its node.
+    file pm("/proc/self/pagemap");
+    std::vector<std::uint64_t> entries(count);
     for (std::size_t done = 0; done < count; done += batch_pages) {
         const std::size_t n = std::min(batch_pages, count - done);
-        addrs.resize(n);
-        status.assign(n, 0);
-        for (std::size_t i = 0; i < n; ++i)
-            addrs[i] = reinterpret_cast<void*>(first + (done + i) * detail::base_page_bytes());
-        if (::syscall(SYS_move_pages, 0, n, addrs.data(), nullptr, status.data(), 0) != 0) {
-            if (errno == ENOSYS) detail::throw_error(errc::not_supported, what + ": this kernel has no move_pages");
-            detail::throw_system_error(errno, what + ": move_pages failed");
-        }
-        // A negative status is -ENOENT (no page yet) or -EFAULT (never faulted in, or the shared
-        // zero page); the range is mapped, so both mean "not present".
-        for (std::size_t i = 0; i < n; ++i) nodes[done + i] = status[i] >= 0 ? status[i] : page_not_present;
+        if (!pm || !pm.read_entries(first / page + done, entries.data() + done, n))
+            detail::throw_system_error(errno ? errno : EIO, what + ": reading /proc/self/pagemap failed");
     }
+    const auto status = move_pages_status(first, count, what);
+    page_flags flags{std::vector<unsigned char>(count, 0), std::vector<unsigned char>(count, 0),
+                     std::vector<unsigned char>(count, 0)};
+    if (acc.pagemap_scan) flags_from_pagemap_scan(pm, first, count, flags, what);
+    else if (acc.kpageflags) flags_from_kpageflags(entries, flags);
+    else flags_from_smaps(entries, first, flags);
+
+    std::optional<std::size_t> areas;
+    for (std::size_t i = 0; i < count; ++i) {
+        const std::uint64_t e = entries[i];
+        page_info& p = info[i];
+        p.exclusive = (e & pm_exclusive) != 0;
+        p.huge = flags.huge[i] != 0;
+        p.huge_known = flags.huge_known[i] != 0;
+        if (status[i] >= 0) {
+            p.state = page_state::on_node;
+            p.node = status[i];
+        } else if (e & pm_present) {
+            // Present, yet no normal page for move_pages: the zero page (flagged where the kernel
+            // tells, else recognised by not being exclusively mapped, which also covers the
+            // huge zero page) or a special mapping.
+            p.state = flags.zero[i] || !p.exclusive ? page_state::zero_page : page_state::unplaceable;
+            // smaps counts no anonymous huge page for the huge zero page: huge or not is unknown.
+            if (p.state == page_state::zero_page && !acc.pagemap_scan && !acc.kpageflags && !p.huge) p.huge_known = false;
+        } else if (e & pm_swapped) {
+            p.state = page_state::swapped;
+            if (acc.pfn_visible) {
+                if (!areas) areas = swap_areas();
+                if ((e & pm_swap_type_mask) >= *areas) p.state = page_state::migrating;
+            }
+        } else {
+            p.state = page_state::not_faulted;
+        }
+    }
+    return info;
+}
+
+std::vector<int> page_nodes(const void* ptr, std::size_t bytes) {
+    const std::string what = "page query of " + range_text(ptr, bytes);
+    const auto [first, count] = page_span(ptr, bytes, what);
+    require_mapped(first, count, what);
+    std::vector<int> nodes(count, page_not_present);
+    if (access().pagemap) {
+        const auto states = page_states(ptr, bytes);
+        for (std::size_t i = 0; i < count; ++i) nodes[i] = states[i].node;
+        return nodes;
+    }
+    // Without pagemap, move_pages alone: it finds no normal page for the never-faulted, the
+    // zero page and the swapped alike, which are all page_not_present.
+    const auto status = move_pages_status(first, count, what);
+    for (std::size_t i = 0; i < count; ++i) nodes[i] = status[i] >= 0 ? status[i] : page_not_present;
     return nodes;
 }
 
@@ -85,19 +390,34 @@ std::string page_histogram::to_string() const {
     for (std::size_t n = 0; n < pages.size(); ++n)
         s << (n ? ", " : "") << "node " << n << ": " << pages[n] << " pages (" << 100.0 * share(static_cast<unsigned>(n))
           << "%)";
-    if (not_present != 0 || pages.empty())
-        s << (pages.empty() ? "" : ", ") << "not present: " << not_present << " pages";
+    const char* sep = pages.empty() ? "" : ", ";
+    auto part = [&](const char* label, std::size_t n, bool always = false) {
+        if (n == 0 && !always) return;
+        s << sep << label << ": " << n << " pages";
+        sep = ", ";
+    };
+    part("not present", not_present, pages.empty() && zero_page == 0);
+    part("read but never written (zero page)", zero_page);
+    part("in transparent huge pages", huge);
+    part("huge pages unknown", huge_unknown);
     return s.str();
 }
 
-page_histogram node_histogram(const std::vector<int>& nodes) {
+namespace {
+// Every node of this machine gets a bin, so that an empty node shows as 0 pages.
+page_histogram empty_histogram(std::size_t total, int max_seen) {
     page_histogram h;
-    h.total = nodes.size();
-    std::size_t max_node = 0;
-    for (int n : nodes)
-        if (n >= 0) max_node = std::max(max_node, static_cast<std::size_t>(n));
+    h.total = total;
+    std::size_t max_node = max_seen < 0 ? 0 : static_cast<std::size_t>(max_seen);
     for (const auto& n : topology::current().numa_nodes()) max_node = std::max<std::size_t>(max_node, n.os_index);
     h.pages.assign(max_node + 1, 0);
+    return h;
+}
+}  // namespace
+
+page_histogram node_histogram(const std::vector<int>& nodes) {
+    const int max_seen = nodes.empty() ? -1 : *std::max_element(nodes.begin(), nodes.end());
+    page_histogram h = empty_histogram(nodes.size(), max_seen);
     for (int n : nodes) {
         if (n < 0) ++h.not_present;
         else ++h.pages[static_cast<std::size_t>(n)];
@@ -105,7 +425,24 @@ page_histogram node_histogram(const std::vector<int>& nodes) {
     return h;
 }
 
-page_histogram node_histogram(const void* ptr, std::size_t bytes) { return node_histogram(page_nodes(ptr, bytes)); }
+page_histogram node_histogram(const std::vector<page_info>& states) {
+    int max_seen = -1;
+    for (const auto& p : states) max_seen = std::max(max_seen, p.node);
+    page_histogram h = empty_histogram(states.size(), max_seen);
+    for (const auto& p : states) {
+        if (p.node >= 0) ++h.pages[static_cast<std::size_t>(p.node)];
+        else if (p.state == page_state::zero_page) ++h.zero_page;
+        else ++h.not_present;
+        if (!p.huge_known) ++h.huge_unknown;
+        else if (p.huge) ++h.huge;
+    }
+    return h;
+}
+
+page_histogram node_histogram(const void* ptr, std::size_t bytes) {
+    if (!access().pagemap) return node_histogram(page_nodes(ptr, bytes));
+    return node_histogram(page_states(ptr, bytes));
+}
 
 namespace {
 double locality_of(const std::vector<int>& nodes, const void* ptr, std::size_t count, std::size_t element_size,
@@ -120,9 +457,25 @@ double locality_of(const std::vector<int>& nodes, const void* ptr, std::size_t c
 }
 }  // namespace
 
+namespace {
+// count * element_size, or a ccnuma::error naming `op` where it does not fit in size_t.
+std::size_t checked_bytes(const char* op, const void* ptr, std::size_t count, std::size_t element_size) {
+    if (element_size != 0 && count > std::numeric_limits<std::size_t>::max() / element_size) {
+        char buf[64];
+        std::snprintf(buf, sizeof buf, "%p", ptr);
+        detail::throw_error(errc::invalid_argument, std::string(op) + " of " + std::to_string(count) + " elements of " +
+                                                        std::to_string(element_size) + " bytes at " + buf +
+                                                        ": the size overflows (expected count * element_size to fit "
+                                                        "in the address space)");
+    }
+    return count * element_size;
+}
+}  // namespace
+
 double locality(const void* ptr, std::size_t count, std::size_t element_size, schedule s) {
-    if (count == 0 || element_size == 0) return 1.0;
-    return locality_of(page_nodes(ptr, count * element_size), ptr, count, element_size, s);
+    const std::size_t bytes = checked_bytes("locality", ptr, count, element_size);
+    if (bytes == 0) return 1.0;
+    return locality_of(page_nodes(ptr, bytes), ptr, count, element_size, s);
 }
 
 std::string placement_report::to_string() const {
@@ -133,12 +486,21 @@ std::string placement_report::to_string() const {
 
 placement_report report_placement(const void* ptr, std::size_t count, std::size_t element_size, schedule s) {
     placement_report r;
-    if (count == 0 || element_size == 0) {
+    const std::size_t bytes = checked_bytes("placement report", ptr, count, element_size);
+    if (bytes == 0) {
         r.pages = node_histogram(std::vector<int>{});
         return r;
     }
-    const auto nodes = page_nodes(ptr, count * element_size);
-    r.pages = node_histogram(nodes);
+    std::vector<int> nodes;
+    if (access().pagemap) {
+        const auto states = page_states(ptr, bytes);
+        r.pages = node_histogram(states);
+        nodes.reserve(states.size());
+        for (const auto& p : states) nodes.push_back(p.node);
+    } else {
+        nodes = page_nodes(ptr, bytes);
+        r.pages = node_histogram(nodes);
+    }
     r.locality = locality_of(nodes, ptr, count, element_size, s);
     return r;
 }
@@ -149,7 +511,7 @@ void migrate(void* ptr, std::size_t bytes, const policy& p) {
     if (reinterpret_cast<std::uintptr_t>(ptr) % page != 0)
         detail::throw_error(errc::invalid_argument, what + ": the address is not page-aligned");
     if (bytes == 0) return;
-    const auto [first, count] = page_span(ptr, bytes);
+    const auto [first, count] = page_span(ptr, bytes, what);
     require_mapped(first, count, what);
     // The target node of every page, then move_pages. mbind's MPOL_MF_MOVE is not enough: it
     // moves only pages outside the new node set, so a page on node 0 stays put under
@@ -194,6 +556,42 @@ void migrate(void* ptr, std::size_t bytes, const policy& p) {
     if (!std::holds_alternative<first_touch>(p)) place(ptr, bytes, p, page);
 }
 
+std::string_view to_string(read_fault_kind k) noexcept {
+    switch (k) {
+        case read_fault_kind::zero_page: return "zero page";
+        case read_fault_kind::private_frame: return "private frame";
+        case read_fault_kind::unknown: return "unknown";
+    }
+    return "?";
+}
+
+namespace {
+
+// Reads the first byte of a fresh private mapping of `bytes` (aligned to `align`, advised for
+// huge pages if asked) and says what the kernel put behind it. The mapping is the probe's own.
+std::pair<read_fault_kind, bool> probe_read_fault(std::size_t bytes, std::size_t align, bool advise_huge) noexcept {
+    try {
+        const std::size_t len = bytes + align;
+        void* raw = ::mmap(nullptr, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (raw == MAP_FAILED) return {read_fault_kind::unknown, false};
+        const auto base = (reinterpret_cast<std::uintptr_t>(raw) + align - 1) / align * align;
+        auto* p = reinterpret_cast<volatile const char*>(base);
+        std::pair<read_fault_kind, bool> r{read_fault_kind::unknown, false};
+        if (!advise_huge || ::madvise(const_cast<char*>(p), bytes, MADV_HUGEPAGE) == 0) {
+            (void)*p;
+            const auto st = page_states(const_cast<const char*>(p), 1).at(0);
+            if (st.state == page_state::zero_page) r = {read_fault_kind::zero_page, st.huge && st.huge_known};
+            else if (st.state == page_state::on_node) r = {read_fault_kind::private_frame, st.huge && st.huge_known};
+        }
+        ::munmap(raw, len);
+        return r;
+    } catch (...) {
+        return {read_fault_kind::unknown, false};
+    }
+}
+
+}  // namespace
+
 const support_info& support() {
     static const support_info info = [] {
         support_info s;
@@ -202,25 +600,38 @@ const support_info& support() {
         s.mbind = ::syscall(SYS_get_mempolicy, &mode, nullptr, 0, nullptr, 0) == 0;
         // A query of zero pages succeeds where move_pages exists.
         s.move_pages = ::syscall(SYS_move_pages, 0, 0, nullptr, nullptr, nullptr, 0) == 0;
-        std::ifstream enabled("/sys/kernel/mm/transparent_hugepage/enabled");
-        std::string line;
-        if (std::getline(enabled, line)) {
-            const auto open = line.find('['), close = line.find(']');
-            if (open != std::string::npos && close != std::string::npos) s.thp_mode = line.substr(open + 1, close - open - 1);
-        }
+        s.thp_mode = kernel_settings::read().thp_enabled;
         std::ifstream pmd("/sys/kernel/mm/transparent_hugepage/hpage_pmd_size");
         pmd >> s.huge_page_size;
         s.thp = !s.thp_mode.empty() && s.thp_mode != "never";
+        const auto& acc = access();
+        s.pagemap = acc.pagemap;
+        s.pfn_visible = acc.pfn_visible;
+        s.pagemap_scan = acc.pagemap_scan;
+        s.kpageflags = acc.kpageflags;
+        s.page_flags = acc.pagemap_scan ? "PAGEMAP_SCAN" : acc.kpageflags ? "kpageflags" : "smaps";
+        if (s.pagemap && s.move_pages) {
+            s.read_fault = probe_read_fault(s.page_size, s.page_size, false).first;
+            if (s.thp && s.huge_page_size != 0)
+                std::tie(s.huge_read_fault, s.huge_read_fault_is_huge) =
+                    probe_read_fault(s.huge_page_size, s.huge_page_size, true);
+        }
         return s;
     }();
     return info;
 }
 
 std::string support_info::to_string() const {
-    return std::string("mbind ") + (mbind ? "yes" : "no") + ", move_pages " + (move_pages ? "yes" : "no") + ", THP " +
-           (thp_mode.empty() ? "not available" : thp_mode) +
-           (huge_page_size ? " (" + detail::human_bytes(huge_page_size) + ")" : std::string()) + ", page " +
-           detail::human_bytes(page_size);
+    std::string s = std::string("mbind ") + (mbind ? "yes" : "no") + ", move_pages " + (move_pages ? "yes" : "no") +
+                    ", THP " + (thp_mode.empty() ? "not available" : thp_mode) +
+                    (huge_page_size ? " (" + detail::human_bytes(huge_page_size) + ")" : std::string()) + ", page " +
+                    detail::human_bytes(page_size);
+    if (!pagemap) return s + ", pagemap not readable";
+    s += ", read fault: " + std::string(ccnuma::to_string(read_fault));
+    if (huge_read_fault != read_fault_kind::unknown)
+        s += ", in THP regions: " + std::string(ccnuma::to_string(huge_read_fault)) +
+             (huge_read_fault_is_huge ? " (huge)" : " (base page)");
+    return s + ", page flags: " + page_flags + (pfn_visible ? "" : ", PFNs hidden");
 }
 
 }  // namespace ccnuma

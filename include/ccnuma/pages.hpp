@@ -1,7 +1,7 @@
 #pragma once
 /// @file
-/// Where pages are: per-page nodes, histograms, locality against a schedule, migration, and what
-/// this kernel supports.
+/// Where pages are: per-page state and node, histograms, locality against a schedule, migration,
+/// and what this kernel supports and does on a read fault.
 ///
 ///     std::vector<double> v(n);                          // serial value-init: all on one node
 ///     auto h = ccnuma::node_histogram(v.data(), n * sizeof(double));
@@ -13,33 +13,81 @@
 
 #include <cstddef>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace ccnuma {
 
-/// page_nodes() value of a page that has never been written: no memory behind it yet, or the
-/// shared zero page that reading untouched (e.g. calloc'ed) memory maps. Its node is decided
-/// only by the first write, which is the calloc trap of benchmarks that never write their input.
+/// page_nodes() value of a page without a frame of its own: never faulted in, or mapped to the
+/// shared zero page that reading untouched (e.g. calloc'ed) memory maps on most kernels, or
+/// swapped out. Its node is decided only by the next write: the calloc trap of benchmarks that
+/// never write their input.
 inline constexpr int page_not_present = -1;
 
+/// What the kernel has behind one virtual page. Decided from /proc/self/pagemap and move_pages,
+/// with the zero-page and THP flags of PAGEMAP_SCAN (Linux >= 6.7) or /proc/kpageflags (needs
+/// CAP_SYS_ADMIN); docs/pages.md lists the kernel facts behind each state.
+enum class page_state : unsigned char {
+    not_faulted,  ///< no page table entry: never touched, or dropped (MADV_DONTNEED, munmap)
+    zero_page,    ///< the shared zero page or the huge zero page: read, never written
+    on_node,      ///< a frame of its own (or shared copy-on-write after fork) on page_info::node
+    swapped,      ///< swapped out: the next access faults it in, on the accessing thread's node
+    migrating,    ///< a migration entry: the page is being moved (told apart from swap only
+                  ///< where PFNs are visible, i.e. with CAP_SYS_ADMIN)
+    unplaceable,  ///< present, but not a page move_pages can place (device or PFN-mapped memory)
+};
+
+/// "not faulted", "zero page", "on node", "swapped", "migrating", "unplaceable".
+std::string_view to_string(page_state s) noexcept;
+
+/// One page of page_states().
+struct page_info {
+    page_state state = page_state::not_faulted;
+    int node = page_not_present;  ///< the frame's node for page_state::on_node, else page_not_present
+    bool exclusive = false;       ///< pagemap's "exclusively mapped" bit: this process alone maps it
+    bool huge = false;            ///< part of a transparent huge page (or hugetlb), huge zero page included
+    bool huge_known = true;       ///< false where this kernel does not tell (see support_info::page_flags)
+};
+
+/// The state of every base page that overlaps [ptr, ptr + bytes), in address order.
+///
+///     auto* a = static_cast<double*>(std::calloc(n, sizeof(double)));
+///     double s = std::accumulate(a, a + n, 0.0);       // only read
+///     auto st = ccnuma::page_states(a, n * sizeof(double));
+///     // Linux 6.1: st[i].state == page_state::zero_page; kernels that give read faults a
+///     // private frame: page_state::on_node. support().read_fault says which this one does.
+///
+/// Throws ccnuma::error (errc::invalid_argument) if part of the range is not mapped or the
+/// range wraps around the address space, and errc::not_supported without move_pages.
+std::vector<page_info> page_states(const void* ptr, std::size_t bytes);
+
 /// The node of every base page that overlaps [ptr, ptr + bytes), in address order, or
-/// page_not_present. Throws ccnuma::error (errc::invalid_argument) if part of the range is not
-/// mapped, and errc::not_supported without move_pages.
+/// page_not_present for a page without a frame of its own (page_states() other than
+/// on_node): the same answer on every kernel, whatever a read fault does there. Throws
+/// ccnuma::error (errc::invalid_argument) if part of the range is not mapped, and
+/// errc::not_supported without move_pages.
 std::vector<int> page_nodes(const void* ptr, std::size_t bytes);
 
 struct page_histogram {
-    std::vector<std::size_t> pages;  ///< pages per node, indexed by OS node number
-    std::size_t not_present = 0;     ///< pages never written (see page_not_present)
-    std::size_t total = 0;
+    std::vector<std::size_t> pages;  ///< pages with a frame, per node, indexed by OS node number
+    std::size_t not_present = 0;     ///< pages without a frame: never faulted, swapped or migrating
+    std::size_t zero_page = 0;       ///< pages read but never written: on the shared zero page
+    std::size_t huge = 0;            ///< pages that are part of a transparent huge page
+    std::size_t huge_unknown = 0;    ///< pages whose huge-page backing this kernel does not tell
+    std::size_t total = 0;           ///< sum of pages[], not_present and zero_page
     /// Fraction of all pages on `node`.
     double share(unsigned node) const noexcept;
-    /// "node 0: 8192 pages (50.0%), node 1: 8192 pages (50.0%)", plus not-present pages if any.
+    /// "node 0: 8192 pages (50.0%), node 1: 8192 pages (50.0%)", then, where not zero,
+    /// "not present: N pages", "read but never written (zero page): N pages",
+    /// "in transparent huge pages: N pages" and "huge pages unknown: N pages".
     std::string to_string() const;
 };
 
-/// Pages per node of [ptr, ptr + bytes).
+/// Pages per node of [ptr, ptr + bytes), with zero-page and huge-page counts.
 page_histogram node_histogram(const void* ptr, std::size_t bytes);
-/// The histogram of page_nodes() output.
+/// The histogram of page_states() output.
+page_histogram node_histogram(const std::vector<page_info>& states);
+/// The histogram of page_nodes() output: every page_not_present counts as not present.
 page_histogram node_histogram(const std::vector<int>& nodes);
 
 /// Fraction of the pages of `count` elements of `element_size` bytes at `ptr` that are on the
@@ -67,7 +115,17 @@ placement_report report_placement(const void* ptr, std::size_t count, std::size_
 /// ccnuma::error naming the range if the kernel refuses.
 void migrate(void* ptr, std::size_t bytes, const policy& p);
 
-/// What this kernel and machine offer for placement.
+/// What a read of untouched anonymous memory gets on this kernel.
+enum class read_fault_kind {
+    zero_page,      ///< the shared zero page: reading costs no memory traffic (the calloc trap)
+    private_frame,  ///< a zero-filled frame of its own, placed by the reading thread
+    unknown,        ///< not probed (no pagemap, no move_pages, or no THP for the huge probe)
+};
+
+/// "zero page", "private frame", "unknown".
+std::string_view to_string(read_fault_kind k) noexcept;
+
+/// What this kernel and machine offer for placement, and what it does on a read fault.
 struct support_info {
     bool mbind = false;       ///< memory policies (mbind, set_mempolicy)
     bool move_pages = false;  ///< page queries and migration
@@ -75,11 +133,26 @@ struct support_info {
     std::string thp_mode;     ///< "always", "madvise", "never", or empty
     std::size_t page_size = 0;
     std::size_t huge_page_size = 0;  ///< PMD size, usually 2 MiB; 0 without THP
-    /// One line, e.g. "mbind yes, move_pages yes, THP madvise (2 MiB), page 4 KiB".
+    bool pagemap = false;       ///< /proc/self/pagemap is readable: page_states() can tell every state
+    bool pfn_visible = false;   ///< pagemap shows frame numbers (CAP_SYS_ADMIN; otherwise they read 0)
+    bool pagemap_scan = false;  ///< the PAGEMAP_SCAN ioctl (Linux >= 6.7): zero-page and THP bits per page
+    bool kpageflags = false;    ///< /proc/kpageflags is readable (CAP_SYS_ADMIN)
+    /// Where page_info::huge comes from: "PAGEMAP_SCAN", "kpageflags" or "smaps" (per mapping:
+    /// exact where a mapping has no huge page or only huge pages, unknown in between).
+    std::string page_flags;
+    /// A read of an untouched base page, probed once on a private mapping of the library's own.
+    read_fault_kind read_fault = read_fault_kind::unknown;
+    /// The same in a 2 MiB-aligned MADV_HUGEPAGE region: the huge zero page, a private huge
+    /// page (one read then places 512 pages at once), or unknown without THP.
+    read_fault_kind huge_read_fault = read_fault_kind::unknown;
+    bool huge_read_fault_is_huge = false;  ///< the huge probe's read got a huge page (zero or private)
+    /// One line, e.g. "mbind yes, move_pages yes, THP madvise (2 MiB), page 4 KiB, read fault:
+    /// zero page, page flags: PAGEMAP_SCAN".
     std::string to_string() const;
 };
 
-/// Probed once per process, without side effects on any memory of the caller.
+/// Probed once per process, on mappings of its own, without side effects on any memory of the
+/// caller.
 const support_info& support();
 
 }  // namespace ccnuma

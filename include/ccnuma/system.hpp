@@ -27,6 +27,7 @@ struct kernel_settings {
 
 }  // namespace ccnuma
 
+#include <ccnuma/pages.hpp>
 #include <ccnuma/topology.hpp>
 
 #include <vector>
@@ -34,8 +35,11 @@ struct kernel_settings {
 namespace ccnuma {
 
 /// Settings of the host and properties of the topology a user should act on before measuring
-/// or relying on placement: NUMA balancing on, a restricted affinity mask, SMT, THP "always".
+/// or relying on placement: NUMA balancing on, a restricted affinity mask, SMT, THP "always",
+/// and what a read of untouched memory does on this kernel (the zero page that makes read-only
+/// arrays look impossibly fast, or private frames and huge pages that a serial read places).
 /// One sentence each, with the remedy.
-std::vector<std::string> placement_warnings(const topology& topo, const kernel_settings& kernel);
+std::vector<std::string> placement_warnings(const topology& topo, const kernel_settings& kernel,
+                                            const support_info& pages = support());
 
 }  // namespace ccnuma

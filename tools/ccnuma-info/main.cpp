@@ -31,6 +31,27 @@ std::string pad(std::string s, std::size_t w) {
     return s;
 }
 
+// What a read of untouched memory gets, said in terms of the calloc trap.
+std::string read_fault_text(ccnuma::read_fault_kind k, bool huge) {
+    switch (k) {
+        case ccnuma::read_fault_kind::zero_page:
+            return std::string(huge ? "huge zero page" : "shared zero page") +
+                   " (reading untouched memory moves no data: the calloc trap exists here)";
+        case ccnuma::read_fault_kind::private_frame:
+            return std::string(huge ? "private huge page" : "private frame") +
+                   " (no zero page: the first read places the page, on the reader's node)";
+        case ccnuma::read_fault_kind::unknown: break;
+    }
+    return "unknown (no pagemap or move_pages to probe with)";
+}
+
+std::string page_truth_text(const ccnuma::support_info& s) {
+    if (!s.pagemap) return "move_pages only (/proc/self/pagemap not readable): zero page and untouched look alike";
+    std::string t = "pagemap + move_pages; zero page and THP per page from " + s.page_flags;
+    if (s.page_flags == "smaps") t += " (per mapping; PAGEMAP_SCAN needs Linux >= 6.7, kpageflags CAP_SYS_ADMIN)";
+    return t + (s.pfn_visible ? "" : "; PFNs hidden (no CAP_SYS_ADMIN)");
+}
+
 void print_tree(const ccnuma::topology& t, std::size_t d, int indent) {
     const auto& dom = t.domains()[d];
     std::string line(static_cast<std::size_t>(indent) * 2, ' ');
@@ -112,6 +133,11 @@ void print_text(const ccnuma::topology& t, const ccnuma::kernel_settings& k,
                                  : "not available");
     std::printf("  THP              %s (defrag %s)\n", k.thp_enabled.empty() ? "not available" : k.thp_enabled.c_str(),
                 k.thp_defrag.empty() ? "-" : k.thp_defrag.c_str());
+    const auto& pg = ccnuma::support();
+    std::printf("  read fault       %s\n", read_fault_text(pg.read_fault, false).c_str());
+    if (pg.huge_read_fault != ccnuma::read_fault_kind::unknown)
+        std::printf("  THP read fault   %s\n", read_fault_text(pg.huge_read_fault, pg.huge_read_fault_is_huge).c_str());
+    std::printf("  page truth       %s\n", page_truth_text(pg).c_str());
 
     if (tree) {
         std::puts("\ntree");
@@ -131,7 +157,13 @@ void print_json(const ccnuma::topology& t, const ccnuma::kernel_settings& k, con
         w.value(*k.numa_balancing);
     else
         w.null();
-    w.key("thp_enabled").value(k.thp_enabled).key("thp_defrag").value(k.thp_defrag).end_object();
+    w.key("thp_enabled").value(k.thp_enabled).key("thp_defrag").value(k.thp_defrag);
+    const auto& pg = ccnuma::support();
+    w.key("read_fault").value(std::string(ccnuma::to_string(pg.read_fault)));
+    w.key("huge_read_fault").value(std::string(ccnuma::to_string(pg.huge_read_fault)));
+    w.key("huge_read_fault_is_huge").value(pg.huge_read_fault_is_huge);
+    w.key("pagemap").value(pg.pagemap).key("pfn_visible").value(pg.pfn_visible);
+    w.key("page_flags").value(pg.page_flags).end_object();
     w.key("emulated_machine");
     const auto vm = t.source() == ccnuma::topology_source::system ? ccnuma::emulated_machine::current() : std::nullopt;
     if (vm)
