@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <cstdint>
 #include <cstdio>
@@ -272,22 +273,39 @@ std::vector<unsigned> target_nodes(const policy& p, std::size_t bytes) {
     return detail::allowed_memory_nodes();
 }
 
+// A first touch that is a write fault, whatever the page holds. A plain read and write of the
+// same byte is two faults where the kernel maps the zero page on reads: the read maps the huge
+// zero page, and the write then splits it into base pages, so a huge-page policy got no huge
+// page on such kernels (Debian's 6.1 and 6.12 among them). MADV_POPULATE_WRITE (Linux 5.14)
+// faults the range in writable, on the calling thread's node, and keeps the content; older
+// kernels get a compare-and-swap of 0 with 0, a locked read-modify-write that faults as a write
+// on x86 and on ARMv8.1 atomics and never changes a byte.
+void touch_range(std::uintptr_t from, std::uintptr_t to) {
+    const std::size_t page = detail::base_page_bytes();
+    const std::uintptr_t first_page = from / page * page;
+    if (::madvise(reinterpret_cast<void*>(first_page), to - first_page, MADV_POPULATE_WRITE) == 0) return;
+    for (std::uintptr_t b = from; b < to; b = (b / page + 1) * page) {
+        char expected = 0;
+        std::atomic_ref<char>(*reinterpret_cast<char*>(b)).compare_exchange_strong(expected, 0);
+    }
+}
+
 void touch_units(const detail::team_layout& team, unsigned t, char* base, std::size_t bytes, std::size_t element_size,
                  std::size_t unit) {
-    const std::size_t page = detail::base_page_bytes();
     const auto begin = reinterpret_cast<std::uintptr_t>(base);
     const auto end = begin + bytes;
+    // Consecutive units of this thread are touched as one range: one system call each.
+    std::uintptr_t run_from = 0, run_to = 0;
     for (std::uintptr_t u = begin / unit * unit; u < end; u += unit) {
-        const std::uintptr_t first_byte = std::max(u, begin);
         if (team.owner(detail::unit_owner_element(u, unit, begin, end, element_size, team.elements)) != t) continue;
-        // Every base page of the unit, so that it is placed even where THP gives no huge page.
-        // A volatile read and write of the same byte keeps the content. (An atomic fetch_or(0)
-        // would do it in one fault, but LLVM turns an idempotent RMW into a plain load.)
-        for (std::uintptr_t b = first_byte; b < std::min<std::uintptr_t>(u + unit, end); b = (b / page + 1) * page) {
-            volatile char* c = reinterpret_cast<volatile char*>(b);
-            *c = *c;
+        const std::uintptr_t from = std::max(u, begin), to = std::min<std::uintptr_t>(u + unit, end);
+        if (run_to != from) {
+            if (run_to != run_from) touch_range(run_from, run_to);
+            run_from = from;
         }
+        run_to = to;
     }
+    if (run_to != run_from) touch_range(run_from, run_to);
 }
 
 void warn_small_chunks(const detail::team_layout& team, std::size_t bytes, std::size_t element_size, std::size_t unit,

@@ -78,4 +78,25 @@ inline long anon_huge_kb(const void* addr) {
     return -1;
 }
 
+/// AnonHugePages summed over the mappings that overlap [addr, addr + bytes), in kB: exact for
+/// memory the library mapped itself, whose mappings (split by mbind or not) lie inside it.
+inline long anon_huge_kb_in(const void* addr, std::size_t bytes) {
+    std::ifstream smaps("/proc/self/smaps");
+    std::string line;
+    const auto a = reinterpret_cast<std::uintptr_t>(addr);
+    bool inside = false;
+    long sum = 0;
+    while (std::getline(smaps, line)) {
+        unsigned long long lo = 0, hi = 0;
+        char dash = 0;
+        std::istringstream head(line);
+        if (line.find(':') > line.find('-') && head >> std::hex >> lo >> dash >> hi && dash == '-') {
+            inside = lo < a + bytes && hi > a;
+            continue;
+        }
+        if (inside && line.rfind("AnonHugePages:", 0) == 0) sum += std::stol(line.substr(14));
+    }
+    return sum;
+}
+
 }  // namespace test_support

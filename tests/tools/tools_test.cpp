@@ -5,10 +5,13 @@
 #include <ccnuma/memory_policy.hpp>
 #include <ccnuma/topology.hpp>
 
+#include "../support/pagemap.hpp"
 #include "../support/run.hpp"
 
 #include <gtest/gtest.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <cstdlib>
@@ -311,8 +314,31 @@ TEST(Info, ThisMachineAsJsonAndText) {
     const auto text = run(info + " --tree");
     ASSERT_EQ(text.status, 0) << text.err;
     for (const char* section : {"NUMA nodes", "packages", "caches", "node distances", "kernel (this host)",
-                                "numa_balancing", "THP", "tree", "warnings"})
+                                "numa_balancing", "THP", "read fault", "page truth", "tree", "warnings"})
         EXPECT_NE(text.out.find(section), std::string::npos) << section;
+}
+
+// Issue 11: ccnuma-info says whether this kernel maps the shared zero page on a read fault, as an
+// independent reading of the page tables after a read finds it.
+TEST(Info, SaysWhatAReadFaultDoesOnThisKernel) {
+    const std::size_t page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
+    void* m = ::mmap(nullptr, page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    ASSERT_NE(m, MAP_FAILED);
+    volatile char sink = *static_cast<char*>(m);
+    (void)sink;
+    const bool zero = test_support::on_zero_page(test_support::read_raw_page(m));
+    ::munmap(m, page);
+    const auto text = run(info);
+    ASSERT_EQ(text.status, 0) << text.err;
+    EXPECT_NE(text.out.find(zero ? "read fault       shared zero page" : "read fault       private frame"),
+              std::string::npos)
+        << text.out;
+    EXPECT_NE(text.out.find(zero ? "map the shared zero page" : "allocate a private page"), std::string::npos)
+        << "the warning names the trap of this kernel";
+    const auto json = run(info + " --json");
+    ASSERT_EQ(json.status, 0) << json.err;
+    EXPECT_NE(json.out.find(zero ? "\"read_fault\":\"zero page\"" : "\"read_fault\":\"private frame\""), std::string::npos)
+        << json.out;
 }
 
 }  // namespace

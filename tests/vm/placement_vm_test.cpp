@@ -9,6 +9,7 @@
 #include <ccnuma/topology.hpp>
 
 #include "../support/page_expectations.hpp"
+#include "../support/pagemap.hpp"
 
 #include <gtest/gtest.h>
 #include <omp.h>
@@ -155,6 +156,32 @@ TEST_F(Placement, BlockedSurvivesSerialInitialization) {
     expect_local(pv.data(), n, "std::pmr::vector on a blocked resource");
 }
 
+// Issue 11: reports say how many pages are in transparent huge pages, since one first touch then
+// places 512 pages at once. Huge-page policies get them; base-page policies under THP "madvise"
+// (the default machine) get none.
+TEST_F(Placement, ReportsCountTransparentHugePages) {
+    for (const auto& pol : {ccnuma::policy{ccnuma::first_touch{}.page_size(pg)}, ccnuma::policy{ccnuma::blocked{}.page_size(pg)}}) {
+        auto* p = static_cast<double*>(ccnuma::allocate(n * sizeof(double), pol, sizeof(double)));
+        serial_fill(p, n);
+        const auto r = ccnuma::report_placement(p, n, sizeof(double));
+        EXPECT_EQ(r.pages.huge_unknown, 0u) << r.to_string();
+        EXPECT_EQ(r.pages.zero_page, 0u) << r.to_string();
+        // The count smaps gives, independently; the kernel may fail a huge page under
+        // fragmentation, so a huge-page policy is only asked to get most of them. (Before issue
+        // 11 it got none on this kernel: first touch read, mapping the huge zero page, then
+        // wrote, which split it into base pages.)
+        const long kb = test_support::anon_huge_kb_in(p, n * sizeof(double));
+        EXPECT_EQ(r.pages.huge * page, static_cast<std::size_t>(kb) * 1024) << r.to_string();
+        if (pg == ccnuma::pages::huge) {
+            EXPECT_GE(static_cast<double>(r.pages.huge), 0.5 * static_cast<double>(r.pages.total)) << r.to_string();
+            EXPECT_NE(r.to_string().find("in transparent huge pages"), std::string::npos) << r.to_string();
+        } else if (ccnuma::support().thp_mode != "always") {
+            EXPECT_EQ(r.pages.huge, 0u) << r.to_string();
+        }
+        ccnuma::deallocate(p, n * sizeof(double), pol);
+    }
+}
+
 TEST_F(Placement, BlockedWithParallelNew) {
     auto check = [](const double* p, std::size_t count) { expect_local(p, count, "parallel_new, blocked"); };
     if (pg == ccnuma::pages::huge) with_cells<huge_blocked>(check);
@@ -262,8 +289,21 @@ TEST_F(Placement, CallocTrapIsVisible) {
     double sum = 0;
     for (std::size_t i = 0; i < bytes / sizeof(double); i += page / sizeof(double)) sum += p[i];
     EXPECT_EQ(sum, 0.0);
+    // Issue 11: zero-page pages are counted apart from the never-faulted ones; which is which
+    // comes from the test's own reading of the page tables (the guest kernel maps the zero page).
+    std::size_t zero = 0;
+    const auto first = reinterpret_cast<std::uintptr_t>(p) / page * page;
+    const auto end = (reinterpret_cast<std::uintptr_t>(p) + bytes + page - 1) / page * page;
+    for (auto a = first; a < end; a += page) zero += test_support::on_zero_page(test_support::read_raw_page(reinterpret_cast<const void*>(a)));
     const auto h = ccnuma::node_histogram(p, bytes);
-    EXPECT_GE(static_cast<double>(h.not_present) / static_cast<double>(h.total), 0.99) << h.to_string();
+    EXPECT_GE(static_cast<double>(zero) / static_cast<double>(h.total), 0.99) << "the guest kernel maps the zero page";
+    EXPECT_EQ(h.zero_page, zero) << h.to_string();
+    EXPECT_GE(static_cast<double>(h.not_present + h.zero_page) / static_cast<double>(h.total), 0.99) << h.to_string();
+    EXPECT_NE(h.to_string().find("read but never written (zero page)"), std::string::npos) << h.to_string();
+    const auto nodes = ccnuma::page_nodes(p, bytes);
+    EXPECT_GE(static_cast<double>(std::count(nodes.begin(), nodes.end(), ccnuma::page_not_present)) /
+                  static_cast<double>(nodes.size()),
+              0.99);
     std::free(p);
 }
 
