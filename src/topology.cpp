@@ -8,6 +8,7 @@
 #include <hwloc.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cstdlib>
 #include <filesystem>
@@ -332,6 +333,27 @@ void check_pu_limits(hwloc_topology_t topo, const std::string& description) {
     }
 }
 
+// The PU count a synthetic description asks for (the product of its arities), computed before
+// hwloc builds it: hwloc's own load grows faster than linearly, so an oversized description
+// is refused before it starts.
+std::size_t synthetic_pus(const std::string& text) {
+    std::size_t product = 1;
+    std::size_t i = 0;
+    while (i < text.size()) {
+        while (i < text.size() && std::isspace(static_cast<unsigned char>(text[i]))) ++i;
+        const std::size_t start = i;
+        while (i < text.size() && !std::isspace(static_cast<unsigned char>(text[i]))) ++i;
+        const std::string token = text.substr(start, i - start);
+        const auto colon = token.find(':');
+        if (colon == std::string::npos || colon == 0 || token[0] == '[') continue;
+        const auto arity = std::strtoull(token.c_str() + colon + 1, nullptr, 10);
+        if (arity == 0) continue;
+        product = arity > topology::max_pus || product > topology::max_pus / arity ? topology::max_pus + 1
+                                                                                   : product * arity;
+    }
+    return product;
+}
+
 }  // namespace
 
 topology topology::load(const topology_options& options) {
@@ -392,6 +414,10 @@ topology topology::load(const topology_options& options) {
     } else {
         t.source_ = topology_source::synthetic;
         t.description_ = source;
+        if (synthetic_pus(source) > max_pus)
+            detail::throw_error(errc::topology, "synthetic topology " + detail::quote(source) + " in " + source_name +
+                                                    " has more than " + std::to_string(max_pus) +
+                                                    " PUs, the most ccnuma supports");
         if (hwloc_topology_set_synthetic(raw, source.c_str()) != 0)
             detail::throw_error(errc::topology, "bad synthetic topology " + detail::quote(source) + " in " +
                                                     source_name +
