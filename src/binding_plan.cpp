@@ -54,6 +54,7 @@ public:
         }
         core_usage_.assign(topo.cores().size(), 0);
         node_load_.assign(topo.numa_nodes().size(), 0);
+        node_usage_.assign(topo.numa_nodes().size(), 0);
     }
 
     // Places a team of `count` new threads. With a master, the team is the master plus these
@@ -63,7 +64,7 @@ public:
         const bool sub = how == strategy::subcompact || how == strategy::subscatter;
         std::size_t object = 0;  // the root: the whole allowed machine
         if (master && sub) object = smallest_with_room(*master, count + 1);
-        const auto candidates = candidates_in(object);
+        const auto& candidates = dom_pus_[object];
         std::vector<std::size_t> placed;
         placed.reserve(count);
         if (compact) {
@@ -85,6 +86,7 @@ public:
     void take(std::size_t pu) {
         ++usage_[pu];
         ++core_usage_[info_[pu].core];
+        if (info_[pu].node >= 0) ++node_usage_[static_cast<std::size_t>(info_[pu].node)];
     }
     std::size_t index_of(unsigned os) const { return static_cast<std::size_t>(&topo_.pu(os) - topo_.pus().data()); }
 
@@ -98,14 +100,9 @@ private:
 
     std::size_t leaf_of(std::size_t pu) const { return topo_.pus()[pu].domain; }
 
-    // The PUs a team may use inside `object`: only those of NUMA nodes with CPUs, unless the
-    // domain has none (issue 12.1: a PU outside every node is a PU without local memory).
-    std::vector<std::size_t> candidates_in(std::size_t object) const {
-        std::vector<std::size_t> out;
-        for (std::size_t p : dom_pus_[object])
-            if (info_[p].node >= 0) out.push_back(p);
-        return out.empty() ? dom_pus_[object] : out;
-    }
+    // A PU outside every NUMA node with CPUs has no local memory: it is used only once the PUs
+    // of such nodes in the target are taken (issue 12.1).
+    bool outside_nodes(std::size_t pu) const { return info_[pu].node < 0; }
 
     void add_load(std::size_t pu) {
         for (auto d = static_cast<std::ptrdiff_t>(leaf_of(pu)); d >= 0; d = topo_.domains()[static_cast<std::size_t>(d)].parent)
@@ -123,7 +120,7 @@ private:
             const auto dd = static_cast<std::size_t>(d);
             std::set<unsigned> cores, busy_cores;
             std::size_t free_pus = 0;
-            for (std::size_t p : candidates_in(dd)) {
+            for (std::size_t p : dom_pus_[dd]) {
                 const unsigned c = topo_.pus()[p].core;
                 cores.insert(c);
                 if (usage_[p] > 0 && c != master_core) busy_cores.insert(c);
@@ -166,7 +163,9 @@ private:
                 }
                 const std::size_t pos = (ci + core_order.size() - shift) % core_order.size();
                 for (std::size_t k = i; k < j; ++k)
-                    if (usage_[sorted[k]] == umin) keyed.emplace_back(busy + rank++, pos, sorted[k]);
+                    if (usage_[sorted[k]] == umin)
+                        keyed.emplace_back(busy + rank++ + (outside_nodes(sorted[k]) ? sorted.size() : 0), pos,
+                                           sorted[k]);
                 i = j;
                 ++ci;
             }
@@ -179,7 +178,8 @@ private:
         }
     }
 
-    // Scatter: among the candidates with the fewest threads, and among those on the least used
+    // Scatter: among the candidates with the fewest threads, those in NUMA nodes with CPUs if
+    // any, and among those on the least used
     // cores (one thread per core before any SMT sibling, hybrid machines included), the PU
     // whose NUMA node, then package, die, L3 and L2 hold the fewest members of this team. Each
     // level is balanced by kind, not by tree depth, so a Group above some packages cannot
@@ -188,9 +188,11 @@ private:
     std::size_t scatter_one(const std::vector<std::size_t>& candidates) const {
         unsigned umin = std::numeric_limits<unsigned>::max();
         for (std::size_t p : candidates) umin = std::min(umin, usage_[p]);
+        bool inside = false;
+        for (std::size_t p : candidates) inside = inside || (usage_[p] == umin && !outside_nodes(p));
         unsigned cmin = std::numeric_limits<unsigned>::max();
         for (std::size_t p : candidates)
-            if (usage_[p] == umin) cmin = std::min(cmin, core_usage_[info_[p].core]);
+            if (usage_[p] == umin && outside_nodes(p) != inside) cmin = std::min(cmin, core_usage_[info_[p].core]);
         const auto key = [&](std::size_t p) {
             const auto& i = info_[p];
             std::array<std::size_t, 7> k{};
@@ -204,7 +206,7 @@ private:
         std::optional<std::size_t> best;
         std::array<std::size_t, 7> best_key{};
         for (std::size_t p : candidates) {
-            if (usage_[p] != umin || core_usage_[info_[p].core] != cmin) continue;
+            if (usage_[p] != umin || outside_nodes(p) == inside || core_usage_[info_[p].core] != cmin) continue;
             const auto k = key(p);
             if (!best || k < best_key) {
                 best = p;
@@ -217,10 +219,9 @@ private:
     // Threads of earlier teams on a node, per 1024 of its PUs (a tie-break only).
     std::size_t other_load(std::ptrdiff_t node) const {
         if (node < 0) return 0;
-        const auto& cpus = topo_.numa_nodes()[static_cast<std::size_t>(node)].cpus;
-        std::size_t used = 0;
-        for (unsigned os : cpus) used += usage_[index_of(os)];
-        return cpus.empty() ? 0 : used * 1024 / cpus.size();
+        const auto n = static_cast<std::size_t>(node);
+        const auto size = topo_.numa_nodes()[n].cpus.size();
+        return size == 0 ? 0 : std::size_t{node_usage_[n]} * 1024 / size;
     }
 
     const topology& topo_;
@@ -230,6 +231,7 @@ private:
     std::vector<pu_links> info_;                    // per PU position
     std::vector<unsigned> team_load_;                // members of the current team per domain
     std::vector<unsigned> node_load_;                // members of the current team per NUMA node
+    std::vector<unsigned> node_usage_;               // threads of all teams per NUMA node
 };
 
 }  // namespace
