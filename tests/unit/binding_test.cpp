@@ -539,6 +539,15 @@ public:
                                                              std::to_string(b) + " unbalanced");
                 }
         }
+        if (first.how == ccnuma::strategy::scatter && s.levels().size() == 1 && p.size() <= usable_cores_ &&
+            homogeneous_packages()) {
+            for (const auto& a : t_.packages())
+                for (const auto& b : t_.packages()) {
+                    const auto la = package_load[a.logical_index], lb = package_load[b.logical_index];
+                    expect(la <= lb + 1 || lb == b.cores, why + ": packages " + std::to_string(a.logical_index) +
+                                                              " and " + std::to_string(b.logical_index) + " unbalanced");
+                }
+        }
         if (s.levels().size() == 2 && first.how == ccnuma::strategy::scatter &&
             s.levels()[1].threads <= min_node_cores() && first.threads <= node_cores_.size()) {
             // Every sub* team on its master's node.
@@ -562,6 +571,14 @@ public:
     }
 
 private:
+    // Packages are balanced after NUMA nodes; they can be compared where each holds the same
+    // number of nodes and cores.
+    bool homogeneous_packages() const {
+        const auto& ps = t_.packages();
+        for (const auto& p : ps)
+            if (p.numa_nodes.size() != ps[0].numa_nodes.size() || p.cores != ps[0].cores) return false;
+        return true;
+    }
     bool any_numa() const { return !node_cores_.empty(); }
     void expect(bool ok, const std::string& what) {
         ++counts_.checks;
