@@ -391,6 +391,16 @@ TEST(Info, Issue12_InputOptionAsLstopo) {
     EXPECT_NE(missing.err.find("--input needs a value"), std::string::npos) << missing.err;
 }
 
+TEST(Run, Issue12_InputOption) {
+    const auto by_env = run("CCNUMA_TOPOLOGY=topologies/two-socket-snc.xml " + run_tool + " --bind 4,scatter --print-plan");
+    const auto by_option = run(run_tool + " --input topologies/two-socket-snc.xml --bind 4,scatter --print-plan");
+    ASSERT_EQ(by_option.status, 0) << by_option.err;
+    EXPECT_EQ(by_option.out, by_env.out);
+    const auto eq = run(run_tool + " --input='pack:2 numa:1 core:2 pu:1' --bind 2,scatter --print-plan --json");
+    ASSERT_EQ(eq.status, 0) << eq.err;
+    EXPECT_NE(eq.out.find("\"numa\":1"), std::string::npos) << eq.out;
+}
+
 TEST(Info, Issue12_VersionAndSchema) {
     const auto v = run(info + " --version");
     ASSERT_EQ(v.status, 0);
