@@ -301,9 +301,8 @@ void check_xml_file(const std::string& path, const std::string& source_name) {
             detail::throw_error(errc::topology,
                                 where + ", which is in XML format " + detail::quote(v) + " (written by hwloc " +
                                     std::to_string(major) + "); the hwloc " + std::to_string(HWLOC_API_VERSION >> 16) +
-                                    "." + std::to_string((HWLOC_API_VERSION >> 8) & 0xff) +
-                                    " that ccnuma uses reads formats 1.x and 2.x (re-export it in format 2: "
-                                    "lstopo --export-xml-flags v2 machine.xml)");
+                                    " library that ccnuma uses reads formats 1.x and 2.x (with hwloc 3, export "
+                                    "format 2: lstopo --of v2xml machine.xml)");
         }
     }
     if (text.find("</topology>", root) == std::string::npos)
