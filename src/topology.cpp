@@ -142,6 +142,9 @@ struct topology_builder {
             node.os_index = n->os_index;
             node.memory_bytes = n->attr->numanode.local_memory;
             node.cpus = n->cpuset ? to_indices(n->cpuset) : std::vector<unsigned>{};
+            if (n->subtype) node.subtype = n->subtype;
+            if (const char* tier = hwloc_obj_get_info_by_name(n, "MemoryTier"))
+                node.tier = static_cast<int>(std::strtol(tier, nullptr, 10));
             t.nodes_.push_back(std::move(node));
         }
         std::sort(t.nodes_.begin(), t.nodes_.end(),
@@ -543,6 +546,8 @@ std::string topology::to_json() const {
         w.key("os_index").value(n.os_index);
         w.key("memory_bytes").value(n.memory_bytes);
         w.key("cpus").values(n.cpus);
+        w.key("subtype").value(n.subtype);
+        w.key("tier").value(n.tier);
         w.end_object();
     }
     w.end_array();

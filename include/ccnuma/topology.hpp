@@ -63,6 +63,12 @@ struct numa_node {
     unsigned os_index;
     std::uint64_t memory_bytes;  ///< local memory, as hwloc reports it
     std::vector<unsigned> cpus;  ///< allowed PU OS indices
+    /// The kind of memory where hwloc knows it ("MCDRAM", "HBM", "GPUMemory", "CXLMem", ...);
+    /// empty for ordinary DRAM and where hwloc does not say.
+    std::string subtype = {};
+    /// hwloc's memory tier (info "MemoryTier", 0 = fastest, set by hwloc 2.10 and later), -1
+    /// where the source has none.
+    int tier = -1;
 };
 
 struct package_info {

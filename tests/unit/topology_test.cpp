@@ -241,4 +241,16 @@ TEST(Topology, Issue12_HwlocEnvironmentIsNotThisMachine) {
     EXPECT_EQ(t.pus().size(), 6u);
 }
 
+TEST(Topology, Issue12_MemorySubtypeAndTier) {
+    const auto t = load(topology_file("real/64intel64-fakeKNL-SNC4-hybrid.v1tov2.xml"));
+    ASSERT_EQ(t.numa_nodes().size(), 8u);
+    EXPECT_EQ(t.numa_nodes()[0].subtype, "DRAM");
+    EXPECT_EQ(t.numa_nodes()[0].tier, 1);
+    EXPECT_EQ(t.numa_nodes()[4].subtype, "MCDRAM");
+    EXPECT_EQ(t.numa_nodes()[4].tier, 0);
+    const auto plain = load("pack:1 numa:2 core:1 pu:1");
+    EXPECT_EQ(plain.numa_nodes()[0].subtype, "");
+    EXPECT_EQ(plain.numa_nodes()[0].tier, -1);
+}
+
 }  // namespace

@@ -50,6 +50,13 @@ std::string pad(std::string s, std::size_t w) {
     return s;
 }
 
+// hwloc's subtype and memory tier, where it knows them ("MCDRAM tier 0"); "-" otherwise.
+std::string memory_kind(const ccnuma::numa_node& n) {
+    std::string out = n.subtype;
+    if (n.tier >= 0) out += (out.empty() ? "" : " ") + std::string("tier ") + std::to_string(n.tier);
+    return out.empty() ? "-" : out;
+}
+
 void print_tree(const ccnuma::topology& t, std::size_t d, int indent) {
     const auto& dom = t.domains()[d];
     std::string line(static_cast<std::size_t>(indent) * 2, ' ');
@@ -83,9 +90,10 @@ void print_text(const ccnuma::topology& t, const ccnuma::kernel_settings& k,
                 t.total_numa_nodes());
 
     std::puts("\nNUMA nodes");
-    std::printf("  %s%s%s\n", pad("P#", 6).c_str(), pad("memory", 11).c_str(), "cpus (P#)");
+    std::printf("  %s%s%s%s\n", pad("P#", 6).c_str(), pad("memory", 11).c_str(), pad("kind", 16).c_str(), "cpus (P#)");
     for (const auto& n : t.numa_nodes())
-        std::printf("  %s%s%s\n", pad(std::to_string(n.os_index), 6).c_str(), pad(bytes(n.memory_bytes), 11).c_str(),
+        std::printf("  %s%s%s%s\n", pad(std::to_string(n.os_index), 6).c_str(), pad(bytes(n.memory_bytes), 11).c_str(),
+                    pad(memory_kind(n), 16).c_str(),
                     n.cpus.empty() ? "(none allowed: CPU-less memory or all CPUs masked)" : format_list(n.cpus).c_str());
 
     std::puts("\npackages");
