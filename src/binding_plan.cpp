@@ -7,6 +7,8 @@
 #include <ccnuma/detail/throw_error.hpp>
 
 #include <algorithm>
+#include <array>
+#include <map>
 #include <limits>
 #include <optional>
 #include <set>
@@ -20,10 +22,39 @@ class planner {
 public:
     explicit planner(const topology& topo) : topo_(topo), usage_(topo.pus().size(), 0) {
         const auto& doms = topo.domains();
+        const auto& pus = topo.pus();
         dom_pus_.resize(doms.size());
         for (std::size_t d = 0; d < doms.size(); ++d)
             for (unsigned os : doms[d].pus) dom_pus_[d].push_back(index_of(os));
         team_load_.assign(doms.size(), 0);
+
+        // Per PU: its NUMA node and core by position, and its ancestors of every kind, so that a
+        // candidate's balance key is a few lookups.
+        std::map<unsigned, std::size_t> core_pos;
+        for (std::size_t c = 0; c < topo.cores().size(); ++c) core_pos[topo.cores()[c].logical_index] = c;
+        std::map<int, std::size_t> node_pos;
+        for (std::size_t n = 0; n < topo.numa_nodes().size(); ++n)
+            node_pos[static_cast<int>(topo.numa_nodes()[n].os_index)] = n;
+        info_.resize(pus.size());
+        for (std::size_t p = 0; p < pus.size(); ++p) {
+            auto& i = info_[p];
+            i.core = core_pos.at(pus[p].core);
+            i.node = pus[p].numa >= 0 ? static_cast<std::ptrdiff_t>(node_pos.at(pus[p].numa)) : -1;
+            for (auto d = doms[leaf_of(p)].parent; d >= 0; d = doms[static_cast<std::size_t>(d)].parent) {
+                const auto dd = static_cast<std::size_t>(d);
+                switch (doms[dd].kind) {
+                case domain_kind::group: i.groups.push_back(dd); break;
+                case domain_kind::package: i.level[0] = d; break;
+                case domain_kind::die: i.level[1] = d; break;
+                case domain_kind::l3: i.level[2] = d; break;
+                case domain_kind::l2: i.level[3] = d; break;
+                default: break;
+                }
+            }
+        }
+        core_usage_.assign(topo.cores().size(), 0);
+        node_load_.assign(topo.numa_nodes().size(), 0);
+        node_usage_.assign(topo.numa_nodes().size(), 0);
     }
 
     // Places a team of `count` new threads. With a master, the team is the master plus these
@@ -33,15 +64,17 @@ public:
         const bool sub = how == strategy::subcompact || how == strategy::subscatter;
         std::size_t object = 0;  // the root: the whole allowed machine
         if (master && sub) object = smallest_with_room(*master, count + 1);
+        const auto& candidates = dom_pus_[object];
         std::vector<std::size_t> placed;
         placed.reserve(count);
         if (compact) {
-            compact_fill(object, master, count, placed);
+            compact_fill(candidates, master, count, placed);
         } else {
             std::fill(team_load_.begin(), team_load_.end(), 0);
+            std::fill(node_load_.begin(), node_load_.end(), 0);
             if (master) add_load(*master);
             for (unsigned i = 0; i < count; ++i) {
-                const std::size_t pu = scatter_one(object);
+                const std::size_t pu = scatter_one(candidates);
                 take(pu);
                 add_load(pu);
                 placed.push_back(pu);
@@ -50,21 +83,31 @@ public:
         return placed;
     }
 
-    void take(std::size_t pu) { ++usage_[pu]; }
+    void take(std::size_t pu) {
+        ++usage_[pu];
+        ++core_usage_[info_[pu].core];
+        if (info_[pu].node >= 0) ++node_usage_[static_cast<std::size_t>(info_[pu].node)];
+    }
     std::size_t index_of(unsigned os) const { return static_cast<std::size_t>(&topo_.pu(os) - topo_.pus().data()); }
 
 private:
+    struct pu_links {
+        std::size_t core = 0;                           // position in topology::cores()
+        std::ptrdiff_t node = -1;                       // position in topology::numa_nodes()
+        std::array<std::ptrdiff_t, 4> level{-1, -1, -1, -1};  // package, die, L3, L2 domains
+        std::vector<std::size_t> groups;                // group domains above the PU
+    };
+
     std::size_t leaf_of(std::size_t pu) const { return topo_.pus()[pu].domain; }
+
+    // A PU outside every NUMA node with CPUs has no local memory: it is used only once the PUs
+    // of such nodes in the target are taken (issue 12.1).
+    bool outside_nodes(std::size_t pu) const { return info_[pu].node < 0; }
 
     void add_load(std::size_t pu) {
         for (auto d = static_cast<std::ptrdiff_t>(leaf_of(pu)); d >= 0; d = topo_.domains()[static_cast<std::size_t>(d)].parent)
             ++team_load_[static_cast<std::size_t>(d)];
-    }
-
-    unsigned min_usage(std::size_t d) const {
-        unsigned m = std::numeric_limits<unsigned>::max();
-        for (std::size_t p : dom_pus_[d]) m = std::min(m, usage_[p]);
-        return m;
+        if (info_[pu].node >= 0) ++node_load_[static_cast<std::size_t>(info_[pu].node)];
     }
 
     // Room, counted in cores so that a team never lands on SMT siblings while whole cores
@@ -89,31 +132,42 @@ private:
         return by_pus.value_or(0);
     }
 
-    // Compact: PUs ordered by (SMT round, core position), the core order starting at the
+    // Compact: PUs ordered by (SMT round, core position). Core positions follow the whole
+    // machine's core numbering (issue 12.6: hwloc re-sorts a restricted tree), starting at the
     // master's core so an inner team sits next to its master. Cores that already carry a thread
     // count as having used their first round.
-    void compact_fill(std::size_t object, std::optional<std::size_t> master, unsigned count,
+    void compact_fill(const std::vector<std::size_t>& candidates, std::optional<std::size_t> master, unsigned count,
                       std::vector<std::size_t>& placed) {
         const auto& pus = topo_.pus();
         while (placed.size() < count) {
-            const unsigned umin = min_usage(object);
-            std::vector<unsigned> core_order;  // logical core indices, topology order
-            for (std::size_t p : dom_pus_[object])
+            unsigned umin = std::numeric_limits<unsigned>::max();
+            for (std::size_t p : candidates) umin = std::min(umin, usage_[p]);
+            std::vector<std::size_t> sorted = candidates;
+            std::stable_sort(sorted.begin(), sorted.end(),
+                             [&](std::size_t a, std::size_t b) { return pus[a].core < pus[b].core; });
+            std::vector<unsigned> core_order;  // whole-machine logical core indices, ascending
+            for (std::size_t p : sorted)
                 if (core_order.empty() || core_order.back() != pus[p].core) core_order.push_back(pus[p].core);
             std::size_t shift = 0;
             if (master) {
-                const auto it = std::find(core_order.begin(), core_order.end(), pus[*master].core);
+                const auto it = std::lower_bound(core_order.begin(), core_order.end(), pus[*master].core);
                 if (it != core_order.end()) shift = static_cast<std::size_t>(it - core_order.begin());
             }
             std::vector<std::tuple<std::size_t, std::size_t, std::size_t>> keyed;  // (round, core pos, pu)
-            for (std::size_t ci = 0; ci < core_order.size(); ++ci) {
-                const unsigned core = core_order[ci];
-                std::size_t busy = 0, rank = 0;
-                for (std::size_t p : dom_pus_[object])
-                    if (pus[p].core == core && usage_[p] > umin) ++busy;
+            std::size_t ci = 0;
+            for (std::size_t i = 0; i < sorted.size();) {
+                std::size_t j = i, busy = 0, rank = 0;
+                while (j < sorted.size() && pus[sorted[j]].core == pus[sorted[i]].core) {
+                    if (usage_[sorted[j]] > umin) ++busy;
+                    ++j;
+                }
                 const std::size_t pos = (ci + core_order.size() - shift) % core_order.size();
-                for (std::size_t p : dom_pus_[object])
-                    if (pus[p].core == core && usage_[p] == umin) keyed.emplace_back(busy + rank++, pos, p);
+                for (std::size_t k = i; k < j; ++k)
+                    if (usage_[sorted[k]] == umin)
+                        keyed.emplace_back(busy + rank++ + (outside_nodes(sorted[k]) ? sorted.size() : 0), pos,
+                                           sorted[k]);
+                i = j;
+                ++ci;
             }
             std::sort(keyed.begin(), keyed.end());
             for (const auto& k : keyed) {
@@ -124,39 +178,60 @@ private:
         }
     }
 
-    // Scatter: descend from `object`, at each level into the child holding the fewest members
-    // of this team; ties go to the child least occupied by other threads, then topology order.
-    std::size_t scatter_one(std::size_t object) const {
-        const auto& doms = topo_.domains();
-        const unsigned umin = min_usage(object);
-        std::size_t d = object;
-        while (doms[d].kind != domain_kind::pu) {
-            std::optional<std::size_t> best;
-            std::size_t best_busy = 0, best_size = 1;
-            for (std::size_t c : doms[d].children) {
-                std::size_t avail = 0, busy = 0;
-                for (std::size_t p : dom_pus_[c]) {
-                    if (usage_[p] == umin) ++avail;
-                    if (usage_[p] > umin) ++busy;
-                }
-                if (avail == 0) continue;
-                const std::size_t size = dom_pus_[c].size();
-                if (!best || team_load_[c] < team_load_[*best] ||
-                    (team_load_[c] == team_load_[*best] && busy * best_size < best_busy * size)) {
-                    best = c;
-                    best_busy = busy;
-                    best_size = size;
-                }
+    // Scatter: among the candidates with the fewest threads, those in NUMA nodes with CPUs if
+    // any, and among those on the least used
+    // cores (one thread per core before any SMT sibling, hybrid machines included), the PU
+    // whose NUMA node, then package, die, L3 and L2 hold the fewest members of this team. Each
+    // level is balanced by kind, not by tree depth, so a Group above some packages cannot
+    // unbalance them (issue 12.3). Ties: fewer team members in the PU's groups, then the least
+    // occupied node by other threads, then topology order.
+    std::size_t scatter_one(const std::vector<std::size_t>& candidates) const {
+        unsigned umin = std::numeric_limits<unsigned>::max();
+        for (std::size_t p : candidates) umin = std::min(umin, usage_[p]);
+        bool inside = false;
+        for (std::size_t p : candidates) inside = inside || (usage_[p] == umin && !outside_nodes(p));
+        unsigned cmin = std::numeric_limits<unsigned>::max();
+        for (std::size_t p : candidates)
+            if (usage_[p] == umin && outside_nodes(p) != inside) cmin = std::min(cmin, core_usage_[info_[p].core]);
+        const auto key = [&](std::size_t p) {
+            const auto& i = info_[p];
+            std::array<std::size_t, 7> k{};
+            k[0] = i.node >= 0 ? node_load_[static_cast<std::size_t>(i.node)] : 0;
+            for (std::size_t l = 0; l < 4; ++l)
+                k[l + 1] = i.level[l] >= 0 ? team_load_[static_cast<std::size_t>(i.level[l])] : 0;
+            for (std::size_t g : i.groups) k[5] += team_load_[g];
+            k[6] = other_load(i.node);
+            return k;
+        };
+        std::optional<std::size_t> best;
+        std::array<std::size_t, 7> best_key{};
+        for (std::size_t p : candidates) {
+            if (usage_[p] != umin || outside_nodes(p) == inside || core_usage_[info_[p].core] != cmin) continue;
+            const auto k = key(p);
+            if (!best || k < best_key) {
+                best = p;
+                best_key = k;
             }
-            d = *best;  // min_usage(object) guarantees some child has an available PU
         }
-        return index_of(doms[d].os_index);
+        return *best;  // candidates is never empty: every domain holds a PU
+    }
+
+    // Threads of earlier teams on a node, per 1024 of its PUs (a tie-break only).
+    std::size_t other_load(std::ptrdiff_t node) const {
+        if (node < 0) return 0;
+        const auto n = static_cast<std::size_t>(node);
+        const auto size = topo_.numa_nodes()[n].cpus.size();
+        return size == 0 ? 0 : std::size_t{node_usage_[n]} * 1024 / size;
     }
 
     const topology& topo_;
     std::vector<unsigned> usage_;                   // threads per PU, by position in topo.pus()
+    std::vector<unsigned> core_usage_;              // threads per core, by position in topo.cores()
     std::vector<std::vector<std::size_t>> dom_pus_;  // PU positions per domain
+    std::vector<pu_links> info_;                    // per PU position
     std::vector<unsigned> team_load_;                // members of the current team per domain
+    std::vector<unsigned> node_load_;                // members of the current team per NUMA node
+    std::vector<unsigned> node_usage_;               // threads of all teams per NUMA node
 };
 
 }  // namespace

@@ -8,10 +8,14 @@
 #include <hwloc.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <limits>
+#include <map>
 #include <memory>
 #include <mutex>
 
@@ -57,15 +61,6 @@ std::vector<unsigned> to_indices(hwloc_const_bitmap_t set) {
     return out;
 }
 
-// PU OS indices of `set` in topology order (which differs from OS order on many machines).
-std::vector<unsigned> pus_in_topology_order(hwloc_topology_t topo, hwloc_const_cpuset_t set) {
-    std::vector<unsigned> out;
-    hwloc_obj_t pu = nullptr;
-    while ((pu = hwloc_get_next_obj_inside_cpuset_by_type(topo, set, HWLOC_OBJ_PU, pu)) != nullptr)
-        out.push_back(pu->os_index);
-    return out;
-}
-
 // The whole machine's logical index, stashed in userdata before restriction.
 unsigned logical(hwloc_obj_t o) {
     return o->userdata ? static_cast<unsigned>(reinterpret_cast<std::uintptr_t>(o->userdata) - 1) : o->logical_index;
@@ -97,6 +92,11 @@ void collect_numa(hwloc_obj_t obj, std::vector<unsigned>& out) {
 struct topology_builder {
     hwloc_topology_t topo;
     topology& t;
+    unsigned whole_machine_packages;  // packages before restriction: numbers PUs without one
+    // Kept objects whose PU lists packages() and caches() reuse: every list is built once,
+    // bottom-up, so the snapshot costs O(PUs x depth) (issue 17.6: a per-domain search of the
+    // tree was quadratic, 11 s for 8192 PUs).
+    std::vector<std::pair<hwloc_obj_t, std::size_t>> packages{}, caches{};
 
     // Walks normal children; objects of kinds that no strategy uses (L1, instruction caches)
     // are transparent: their children hang on the nearest kept ancestor.
@@ -113,14 +113,25 @@ struct topology_builder {
                                 ? static_cast<std::uint64_t>(obj->attr->cache.size)
                                 : 0;
             d.parent = parent;
-            d.pus = pus_in_topology_order(topo, obj->cpuset);
+            if (kind == domain_kind::pu) d.pus.push_back(obj->os_index);
             t.domains_.push_back(std::move(d));
             here = static_cast<std::ptrdiff_t>(t.domains_.size() - 1);
             if (parent >= 0) t.domains_[static_cast<std::size_t>(parent)].children.push_back(
                 static_cast<std::size_t>(here));
+            if (kind == domain_kind::package) packages.emplace_back(obj, static_cast<std::size_t>(here));
+            if (kind == domain_kind::l2 || kind == domain_kind::l3)
+                caches.emplace_back(obj, static_cast<std::size_t>(here));
         }
         collect_numa(obj, t.domains_[static_cast<std::size_t>(here < 0 ? 0 : here)].numa_nodes);
         for (hwloc_obj_t c = obj->first_child; c != nullptr; c = c->next_sibling) walk(c, here);
+        if (here != parent && obj->type != HWLOC_OBJ_PU) {
+            // Children are complete: the PU list is theirs, concatenated in topology order.
+            auto& d = t.domains_[static_cast<std::size_t>(here)];
+            for (std::size_t c : d.children) {
+                const auto& cp = t.domains_[c].pus;
+                d.pus.insert(d.pus.end(), cp.begin(), cp.end());
+            }
+        }
     }
 
     void build() {
@@ -131,55 +142,39 @@ struct topology_builder {
             node.os_index = n->os_index;
             node.memory_bytes = n->attr->numanode.local_memory;
             node.cpus = n->cpuset ? to_indices(n->cpuset) : std::vector<unsigned>{};
+            if (n->subtype) node.subtype = n->subtype;
+            if (const char* tier = hwloc_obj_get_info_by_name(n, "MemoryTier"))
+                node.tier = static_cast<int>(std::strtol(tier, nullptr, 10));
             t.nodes_.push_back(std::move(node));
         }
         std::sort(t.nodes_.begin(), t.nodes_.end(),
                   [](const numa_node& a, const numa_node& b) { return a.os_index < b.os_index; });
 
-        const auto node_of = [&](unsigned pu) {
-            for (const auto& n : t.nodes_)
-                if (std::binary_search(n.cpus.begin(), n.cpus.end(), pu)) return static_cast<int>(n.os_index);
-            return -1;
-        };
+        // PU OS indices are bounded by topology::max_pu_os_index (checked before the build),
+        // so dense tables indexed by them stay small.
+        unsigned max_os = 0;
+        for (hwloc_obj_t pu = nullptr; (pu = hwloc_get_next_obj_by_type(topo, HWLOC_OBJ_PU, pu));)
+            max_os = std::max(max_os, pu->os_index);
+        std::vector<int> node_of(std::size_t{max_os} + 1, -1);
+        for (const auto& n : t.nodes_)
+            for (unsigned c : n.cpus)
+                if (c <= max_os && node_of[c] < 0) node_of[c] = static_cast<int>(n.os_index);
 
-        for (hwloc_obj_t p = nullptr; (p = hwloc_get_next_obj_by_type(topo, HWLOC_OBJ_PACKAGE, p));) {
-            // A package whose PUs are all masked survives restriction when memory hangs below
-            // it; it offers nothing to run on, so it is not listed.
-            if (hwloc_bitmap_iszero(p->cpuset)) continue;
-            package_info pkg{};
-            pkg.logical_index = logical(p);
-            pkg.os_index = p->os_index;
-            pkg.pus = pus_in_topology_order(topo, p->cpuset);
-            for (const auto& n : t.nodes_)
-                for (unsigned c : n.cpus)
-                    if (hwloc_bitmap_isset(p->cpuset, c)) {
-                        pkg.numa_nodes.push_back(n.os_index);
-                        break;
-                    }
-            pkg.cores = static_cast<unsigned>(
-                std::max(0, hwloc_get_nbobjs_inside_cpuset_by_type(topo, p->cpuset, HWLOC_OBJ_CORE)));
-            t.packages_.push_back(std::move(pkg));
-        }
-        if (t.packages_.empty()) {
-            // Some VMs and synthetic descriptions have no package object: report the machine as
-            // one package so that every PU has one.
-            package_info pkg{};
-            pkg.pus = pus_in_topology_order(topo, hwloc_get_root_obj(topo)->cpuset);
-            for (const auto& n : t.nodes_)
-                if (!n.cpus.empty()) pkg.numa_nodes.push_back(n.os_index);
-            t.packages_.push_back(std::move(pkg));
-        }
-
-        // Cores: a PU without a core ancestor is its own core.
+        // Cores: a PU without a core ancestor is its own core. A PU without a package ancestor
+        // belongs to one more package, numbered after the machine's real ones, so that every
+        // package lists every PU labelled with it.
         unsigned next_core = static_cast<unsigned>(hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_CORE));
         std::vector<std::ptrdiff_t> core_slot(next_core, -1);
+        const unsigned orphan_package = packages.empty() ? 0 : whole_machine_packages;
+        std::vector<unsigned> orphan_pus;
         for (hwloc_obj_t pu = nullptr; (pu = hwloc_get_next_obj_by_type(topo, HWLOC_OBJ_PU, pu));) {
             const hwloc_obj_t core = hwloc_get_ancestor_obj_by_type(topo, HWLOC_OBJ_CORE, pu);
             const hwloc_obj_t pkg = hwloc_get_ancestor_obj_by_type(topo, HWLOC_OBJ_PACKAGE, pu);
             pu_info info{};
             info.os_index = pu->os_index;
-            info.package = pkg ? logical(pkg) : 0;
-            info.numa = node_of(pu->os_index);
+            info.package = pkg ? logical(pkg) : orphan_package;
+            if (!pkg) orphan_pus.push_back(pu->os_index);
+            info.numa = node_of[pu->os_index];
             std::size_t slot;
             if (core != nullptr && core_slot[core->logical_index] >= 0) {
                 slot = static_cast<std::size_t>(core_slot[core->logical_index]);
@@ -197,20 +192,46 @@ struct topology_builder {
             t.pus_.push_back(info);
         }
 
-        unsigned max_os = 0;
-        for (const auto& p : t.pus_) max_os = std::max(max_os, p.os_index);
-        t.pu_by_os_.assign(t.pus_.empty() ? 0 : max_os + 1, std::numeric_limits<std::size_t>::max());
+        t.pu_by_os_.assign(t.pus_.empty() ? 0 : std::size_t{max_os} + 1, std::numeric_limits<std::size_t>::max());
         for (std::size_t i = 0; i < t.pus_.size(); ++i) t.pu_by_os_[t.pus_[i].os_index] = i;
         for (std::size_t i = 0; i < t.domains_.size(); ++i)
             if (t.domains_[i].kind == domain_kind::pu) t.pus_[t.pu_by_os_[t.domains_[i].os_index]].domain = i;
 
-        for (auto type : {HWLOC_OBJ_L2CACHE, HWLOC_OBJ_L3CACHE}) {
-            for (hwloc_obj_t c = nullptr; (c = hwloc_get_next_obj_by_type(topo, type, c));) {
-                t.caches_.push_back(cache_info{type == HWLOC_OBJ_L2CACHE ? 2u : 3u, logical(c),
-                                               static_cast<std::uint64_t>(c->attr->cache.size),
-                                               pus_in_topology_order(topo, c->cpuset)});
+        std::map<unsigned, unsigned> cores_per_package;
+        for (const auto& c : t.cores_) ++cores_per_package[c.package];
+        const auto add_package = [&](unsigned logical_index, unsigned os_index, std::vector<unsigned> pus) {
+            package_info pkg{};
+            pkg.logical_index = logical_index;
+            pkg.os_index = os_index;
+            std::vector<bool> seen_node;
+            for (unsigned pu : pus) {
+                const int n = node_of[pu];
+                if (n < 0) continue;
+                const auto un = static_cast<std::size_t>(n);
+                if (un >= seen_node.size()) seen_node.resize(un + 1, false);
+                seen_node[un] = true;
             }
-        }
+            for (std::size_t n = 0; n < seen_node.size(); ++n)
+                if (seen_node[n]) pkg.numa_nodes.push_back(static_cast<unsigned>(n));
+            pkg.pus = std::move(pus);
+            pkg.cores = cores_per_package[logical_index];
+            t.packages_.push_back(std::move(pkg));
+        };
+        // A package whose PUs are all masked survives restriction when memory hangs below it;
+        // it offers nothing to run on, so the walk skipped it and it is not listed.
+        for (const auto& [obj, d] : packages) add_package(logical(obj), obj->os_index, t.domains_[d].pus);
+        // Some VMs and synthetic descriptions have no package object: the machine is then one
+        // package, so that every PU has one.
+        if (packages.empty()) add_package(0, 0, t.domains_.empty() ? std::vector<unsigned>{} : t.domains_[0].pus);
+        else if (!orphan_pus.empty()) add_package(orphan_package, HWLOC_UNKNOWN_INDEX, std::move(orphan_pus));
+
+        std::stable_sort(caches.begin(), caches.end(), [](const auto& a, const auto& b) {
+            return std::make_pair(a.first->type == HWLOC_OBJ_L3CACHE, a.first->logical_index) <
+                   std::make_pair(b.first->type == HWLOC_OBJ_L3CACHE, b.first->logical_index);
+        });
+        for (const auto& [obj, d] : caches)
+            t.caches_.push_back(cache_info{obj->type == HWLOC_OBJ_L2CACHE ? 2u : 3u, logical(obj),
+                                           static_cast<std::uint64_t>(obj->attr->cache.size), t.domains_[d].pus});
 
         read_distances();
     }
@@ -259,6 +280,82 @@ bool looks_like_path(const std::string& s) {
            (s.size() > 4 && s.compare(s.size() - 4, 4, ".xml") == 0);
 }
 
+// hwloc reports every unreadable XML as EINVAL; look at the file first so that the message
+// says why (issue 12.7): empty, not XML, a format newer than this hwloc reads, or truncated.
+void check_xml_file(const std::string& path, const std::string& source_name) {
+    const auto where = source_name + " names hwloc XML file " + detail::quote(path, 256);
+    std::ifstream in(path, std::ios::binary);
+    if (!in) detail::throw_error(errc::topology, where + ", which cannot be opened");
+    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    if (text.find_first_not_of(" \t\r\n") == std::string::npos)
+        detail::throw_error(errc::topology, where + ", which is empty (export one with: lstopo machine.xml)");
+    const auto root = text.find("<topology");
+    if (root == std::string::npos)
+        detail::throw_error(errc::topology, where + ", which holds no <topology> element: it is not an hwloc XML "
+                                                    "export (export one with: lstopo machine.xml)");
+    const auto tag_end = text.find('>', root);
+    const auto version = text.find("version=\"", root);
+    if (version != std::string::npos && (tag_end == std::string::npos || version < tag_end)) {
+        const auto begin = version + 9;
+        const auto major = std::strtoul(text.c_str() + begin, nullptr, 10);
+        if (major > HWLOC_API_VERSION >> 16) {
+            const auto stop = text.find('"', begin);
+            const auto v = text.substr(begin, stop == std::string::npos ? 8 : std::min<std::size_t>(stop - begin, 8));
+            detail::throw_error(errc::topology,
+                                where + ", which is in XML format " + detail::quote(v) + " (written by hwloc " +
+                                    std::to_string(major) + "); the hwloc " + std::to_string(HWLOC_API_VERSION >> 16) +
+                                    " library that ccnuma uses reads formats 1.x and 2.x (with hwloc 3, export "
+                                    "format 2: lstopo --of v2xml machine.xml)");
+        }
+    }
+    if (text.find("</topology>", root) == std::string::npos)
+        detail::throw_error(errc::topology, where + ", which is truncated: it ends after " +
+                                                std::to_string(text.size()) + " bytes without </topology>");
+}
+
+// Bounds that keep every table of the snapshot small, checked before anything is built from
+// the PU numbers: an XML may carry any os_index, and 4294967295 is hwloc's "unknown".
+void check_pu_limits(hwloc_topology_t topo, const std::string& description) {
+    const int count = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_PU);
+    if (count < 0 || static_cast<std::size_t>(count) > topology::max_pus)
+        detail::throw_error(errc::topology, "topology of " + detail::quote(description, 256) + " has " +
+                                                std::to_string(count) + " PUs; ccnuma supports at most " +
+                                                std::to_string(topology::max_pus));
+    for (hwloc_obj_t pu = nullptr; (pu = hwloc_get_next_obj_by_type(topo, HWLOC_OBJ_PU, pu));) {
+        if (pu->os_index == HWLOC_UNKNOWN_INDEX)
+            detail::throw_error(errc::topology, "topology of " + detail::quote(description, 256) + ": PU L#" +
+                                                    std::to_string(pu->logical_index) +
+                                                    " has no OS index (os_index 4294967295 means unknown); "
+                                                    "ccnuma names PUs by their OS index");
+        if (pu->os_index > topology::max_pu_os_index)
+            detail::throw_error(errc::topology, "topology of " + detail::quote(description, 256) + ": PU L#" +
+                                                    std::to_string(pu->logical_index) + " has OS index " +
+                                                    std::to_string(pu->os_index) + "; ccnuma supports 0 to " +
+                                                    std::to_string(topology::max_pu_os_index));
+    }
+}
+
+// The PU count a synthetic description asks for (the product of its arities), computed before
+// hwloc builds it: hwloc's own load grows faster than linearly, so an oversized description
+// is refused before it starts.
+std::size_t synthetic_pus(const std::string& text) {
+    std::size_t product = 1;
+    std::size_t i = 0;
+    while (i < text.size()) {
+        while (i < text.size() && std::isspace(static_cast<unsigned char>(text[i]))) ++i;
+        const std::size_t start = i;
+        while (i < text.size() && !std::isspace(static_cast<unsigned char>(text[i]))) ++i;
+        const std::string token = text.substr(start, i - start);
+        const auto colon = token.find(':');
+        if (colon == std::string::npos || colon == 0 || token[0] == '[') continue;
+        const auto arity = std::strtoull(token.c_str() + colon + 1, nullptr, 10);
+        if (arity == 0) continue;
+        product = arity > topology::max_pus || product > topology::max_pus / arity ? topology::max_pus + 1
+                                                                                   : product * arity;
+    }
+    return product;
+}
+
 }  // namespace
 
 topology topology::load(const topology_options& options) {
@@ -282,19 +379,36 @@ topology topology::load(const topology_options& options) {
     hwloc_topology_set_type_filter(raw, HWLOC_OBJ_L1CACHE, HWLOC_TYPE_FILTER_KEEP_NONE);
     hwloc_topology_set_icache_types_filter(raw, HWLOC_TYPE_FILTER_KEEP_NONE);
     hwloc_topology_set_io_types_filter(raw, HWLOC_TYPE_FILTER_KEEP_NONE);
+    // Load the whole machine, disallowed PUs and nodes included, so that the totals count it
+    // and a restriction to the allowed part is reported as one (issue 12.4).
+    hwloc_topology_set_flags(raw, HWLOC_TOPOLOGY_FLAG_INCLUDE_DISALLOWED);
 
     topology t;
     std::error_code ec;
     if (source.empty()) {
         t.source_ = topology_source::system;
         t.description_ = "this machine";
+        // hwloc itself reads HWLOC_XMLFILE and HWLOC_SYNTHETIC: such a snapshot is not this
+        // machine, and is labelled by what hwloc loaded.
+        if (const auto xml = env_or_empty("HWLOC_XMLFILE"); !xml.empty()) {
+            t.source_ = topology_source::xml;
+            t.description_ = xml + " (from HWLOC_XMLFILE)";
+        } else if (const auto syn = env_or_empty("HWLOC_SYNTHETIC"); !syn.empty()) {
+            t.source_ = topology_source::synthetic;
+            t.description_ = syn + " (from HWLOC_SYNTHETIC)";
+        }
     } else if (std::filesystem::is_regular_file(source, ec)) {
         t.source_ = topology_source::xml;
         t.description_ = source;
+        check_xml_file(source, source_name);
         if (hwloc_topology_set_xml(raw, source.c_str()) != 0)
             detail::throw_error(errc::topology, "cannot read hwloc XML file " + detail::quote(source, 256) +
                                                     " from " + source_name +
                                                     " (export one with: lstopo machine.xml)");
+    } else if (std::filesystem::exists(source, ec)) {
+        detail::throw_error(errc::topology, source_name + " names " + detail::quote(source, 256) +
+                                                ", which is not a regular file (expected an hwloc XML file or "
+                                                "a synthetic description such as \"pack:2 core:4 pu:2\")");
     } else if (looks_like_path(source)) {
         detail::throw_error(errc::topology, source_name + " names XML file " + detail::quote(source, 256) +
                                                 ", which does not exist (expected an existing hwloc XML "
@@ -302,6 +416,10 @@ topology topology::load(const topology_options& options) {
     } else {
         t.source_ = topology_source::synthetic;
         t.description_ = source;
+        if (synthetic_pus(source) > max_pus)
+            detail::throw_error(errc::topology, "synthetic topology " + detail::quote(source) + " in " + source_name +
+                                                    " has more than " + std::to_string(max_pus) +
+                                                    " PUs, the most ccnuma supports");
         if (hwloc_topology_set_synthetic(raw, source.c_str()) != 0)
             detail::throw_error(errc::topology, "bad synthetic topology " + detail::quote(source) + " in " +
                                                     source_name +
@@ -311,10 +429,14 @@ topology topology::load(const topology_options& options) {
     if (hwloc_topology_load(raw) != 0)
         detail::throw_system_error(errno, "loading the topology of " + t.description_);
     t.this_system_ = hwloc_topology_is_thissystem(raw) != 0;
+    if (t.source_ == topology_source::system && !t.this_system_) t.description_ = "another machine (hwloc environment)";
+    check_pu_limits(raw, t.description_);
 
     const hwloc_obj_t root = hwloc_get_root_obj(raw);
     t.total_pus_ = static_cast<std::size_t>(std::max(0, hwloc_get_nbobjs_by_type(raw, HWLOC_OBJ_PU)));
     t.total_nodes_ = static_cast<std::size_t>(std::max(0, hwloc_get_nbobjs_by_type(raw, HWLOC_OBJ_NUMANODE)));
+    const auto whole_machine_packages =
+        static_cast<unsigned>(std::max(0, hwloc_get_nbobjs_by_type(raw, HWLOC_OBJ_PACKAGE)));
 
     // hwloc renumbers logical indices when it restricts; keep the whole machine's numbering,
     // so that "core 5" means the same core under any mask.
@@ -369,7 +491,7 @@ topology topology::load(const topology_options& options) {
         detail::throw_system_error(errno, "restricting the topology to NUMA nodes " +
                                               format_list(detail::to_indices(nodes.get())));
 
-    detail::topology_builder{raw, t}.build();
+    detail::topology_builder{raw, t, whole_machine_packages}.build();
     return t;
 }
 
@@ -424,6 +546,8 @@ std::string topology::to_json() const {
         w.key("os_index").value(n.os_index);
         w.key("memory_bytes").value(n.memory_bytes);
         w.key("cpus").values(n.cpus);
+        w.key("subtype").value(n.subtype);
+        w.key("tier").value(n.tier);
         w.end_object();
     }
     w.end_array();

@@ -63,6 +63,12 @@ struct numa_node {
     unsigned os_index;
     std::uint64_t memory_bytes;  ///< local memory, as hwloc reports it
     std::vector<unsigned> cpus;  ///< allowed PU OS indices
+    /// The kind of memory where hwloc knows it ("MCDRAM", "HBM", "GPUMemory", "CXLMem", ...);
+    /// empty for ordinary DRAM and where hwloc does not say.
+    std::string subtype = {};
+    /// hwloc's memory tier (info "MemoryTier", 0 = fastest, set by hwloc 2.10 and later), -1
+    /// where the source has none.
+    int tier = -1;
 };
 
 struct package_info {
@@ -117,8 +123,15 @@ struct topology_options {
 /// An immutable snapshot. Copyable; holds no hwloc handle.
 class topology {
 public:
+    /// Largest machine a snapshot may describe, and largest PU OS index (Linux's NR_CPUS is at
+    /// most 8192). load() refuses a topology beyond them with errc::topology; the bounds keep
+    /// every table of the snapshot small, whatever numbers an XML file carries.
+    static constexpr std::size_t max_pus = std::size_t{1} << 18;
+    static constexpr unsigned max_pu_os_index = (1u << 20) - 1;
+
     /// Reads a topology. Throws ccnuma::error (errc::topology) when the source cannot be
-    /// loaded, and (errc::invalid_argument) for a malformed cpuset or one that selects no PU.
+    /// loaded (the message says why: missing, empty, truncated, an XML format newer than this
+    /// hwloc reads, or beyond max_pus / max_pu_os_index), and (errc::invalid_argument) for a malformed cpuset or one that selects no PU.
     static topology load(const topology_options& options = {});
 
     /// The process-wide snapshot, loaded on first use with default options. Thread-safe.

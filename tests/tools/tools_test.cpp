@@ -4,6 +4,7 @@
 #include <ccnuma/binding.hpp>
 #include <ccnuma/memory_policy.hpp>
 #include <ccnuma/topology.hpp>
+#include <ccnuma/version.hpp>
 
 #include "../support/pagemap.hpp"
 #include "../support/run.hpp"
@@ -73,7 +74,8 @@ TEST(Golden, InfoOnAnXmlMachine) {
     EXPECT_EQ(r.out.substr(0, r.out.find("kernel (this host)")), golden("info_two_socket_snc.txt"));
     r = run("CCNUMA_TOPOLOGY=topologies/two-socket-snc.xml CCNUMA_CPUSET=0-5,9 " + info + " --json");
     ASSERT_EQ(r.status, 0) << r.err;
-    const auto begin = r.out.find("{\"topology\":") + 12;
+    EXPECT_EQ(r.out.rfind("{\"schema_version\":1,\"topology\":", 0), 0u) << r.out;
+    const auto begin = r.out.find("\"topology\":") + 11;
     const auto end = r.out.find(",\"kernel\":");
     ASSERT_NE(end, std::string::npos) << r.out;
     EXPECT_EQ(r.out.substr(begin, end - begin) + "\n", golden("info_two_socket_snc_masked.json"));
@@ -391,6 +393,67 @@ TEST(BadInput, VmRejectsImpossibleMachinesAndMissingCommandsBeforeBooting) {
         expect_one_line_error(r, "ccnuma-vm", c.fragment);
         EXPECT_EQ(r.status, c.status) << r.err;
     }
+}
+
+TEST(Info, Issue12_InputOptionAsLstopo) {
+    const auto by_env = run("CCNUMA_TOPOLOGY=topologies/two-socket-snc.xml " + info);
+    for (const std::string form : {" -i topologies/two-socket-snc.xml", " --input topologies/two-socket-snc.xml",
+                                   " --input=topologies/two-socket-snc.xml", " -itopologies/two-socket-snc.xml"}) {
+        const auto r = run(info + form);
+        ASSERT_EQ(r.status, 0) << form << r.err;
+        EXPECT_EQ(r.out.substr(0, r.out.find("kernel (this host)")),
+                  by_env.out.substr(0, by_env.out.find("kernel (this host)")))
+            << form;
+    }
+    const auto syn = run(info + " --input 'pack:3 core:2 pu:1' --json");
+    ASSERT_EQ(syn.status, 0) << syn.err;
+    EXPECT_NE(syn.out.find("\"total_pus\":6"), std::string::npos) << syn.out;
+    const auto hw = run("HWLOC_SYNTHETIC='pack:3 core:2 pu:1' " + info);
+    ASSERT_EQ(hw.status, 0) << hw.err;
+    EXPECT_EQ(hw.out.find("this machine"), std::string::npos) << hw.out;
+    EXPECT_NE(hw.out.find("topology pack:3 core:2 pu:1 (from HWLOC_SYNTHETIC)"), std::string::npos) << hw.out;
+    const auto missing = run(info + " --input");
+    EXPECT_EQ(missing.status, 2);
+    EXPECT_NE(missing.err.find("--input needs a value"), std::string::npos) << missing.err;
+}
+
+TEST(Run, Issue12_InputOption) {
+    const auto by_env = run("CCNUMA_TOPOLOGY=topologies/two-socket-snc.xml " + run_tool + " --bind 4,scatter --print-plan");
+    const auto by_option = run(run_tool + " --input topologies/two-socket-snc.xml --bind 4,scatter --print-plan");
+    ASSERT_EQ(by_option.status, 0) << by_option.err;
+    EXPECT_EQ(by_option.out, by_env.out);
+    const auto eq = run(run_tool + " --input='pack:2 numa:1 core:2 pu:1' --bind 2,scatter --print-plan --json");
+    ASSERT_EQ(eq.status, 0) << eq.err;
+    EXPECT_NE(eq.out.find("\"numa\":1"), std::string::npos) << eq.out;
+}
+
+TEST(Info, Issue12_VersionAndSchema) {
+    const auto v = run(info + " --version");
+    ASSERT_EQ(v.status, 0);
+    EXPECT_EQ(v.out, std::string("ccnuma-info ") + ccnuma::version_string + "\n");
+    const auto j = run(info + " -i 'pack:2 core:2 pu:2' --json");
+    ASSERT_EQ(j.status, 0) << j.err;
+    EXPECT_EQ(j.out.rfind("{\"schema_version\":1,", 0), 0u) << j.out;
+    EXPECT_NE(j.out.find("\"numa_balancing_modes\":["), std::string::npos) << j.out;
+}
+
+TEST(Info, Issue12_7_LoadingErrorsSayWhy) {
+    expect_one_line_error(run(info + " -i topologies/bad/empty.xml"), "ccnuma-info", "which is empty");
+    expect_one_line_error(run(info + " -i topologies/bad/truncated.xml"), "ccnuma-info", "which is truncated");
+    expect_one_line_error(run(info + " -i topologies/bad/format3-cxlmem+dax.v3.xml"), "ccnuma-info",
+                          "in XML format \"3.0\" (written by hwloc 3)");
+    expect_one_line_error(run(info + " -i topologies/bad/pu-os-index-unknown.xml"), "ccnuma-info",
+                          "has no OS index");
+}
+
+TEST(Run, Issue12_4_RestrictedXmlPlansOnTheAllowedPart) {
+    const auto r = run("CCNUMA_TOPOLOGY=topologies/real/64intel64-3g2n+2n-irregulargroups+pci.xml " + info + " --json");
+    ASSERT_EQ(r.status, 0) << r.err;
+    EXPECT_NE(r.out.find("\"total_pus\":64,\"total_numa_nodes\":8"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("\"restricted\":true"), std::string::npos);
+    expect_one_line_error(run("CCNUMA_TOPOLOGY=topologies/real/64intel64-3g2n+2n-irregulargroups+pci.xml "
+                              "CCNUMA_CPUSET=16-31 " + run_tool + " --bind 2,scatter --print-plan"),
+                          "ccnuma-run", "selects no allowed PU (allowed: 0-15)");
 }
 
 }  // namespace

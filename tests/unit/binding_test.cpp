@@ -10,6 +10,9 @@
 #include <gtest/gtest.h>
 #include <omp.h>
 
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <set>
@@ -420,6 +423,214 @@ TEST(BindingSpec, RandomInputEitherParsesOrThrowsCcnumaError) {
         }
     }
     EXPECT_GT(parsed, 0u);
+}
+
+// --- real machines: regressions of issue 12 ---------------------------------------------------
+
+std::string real(const std::string& name) { return std::string(CCNUMA_TOPOLOGY_DIR) + "/real/" + name; }
+
+std::map<unsigned, unsigned> per_package(const ccnuma::binding_plan& p) {
+    std::map<unsigned, unsigned> m;
+    for (const auto& t : p.threads()) ++m[t.package];
+    return m;
+}
+
+TEST(Binding, Issue12_1_ScatterUsesOnlyNodesWithCpus) {
+    const auto t = load(real("16amd64-8n2c-cpusets.xml"));
+    const auto p = plan(t, "3,scatter");
+    EXPECT_EQ(pus_of(p), (std::vector<unsigned>{2, 5, 6}));
+    EXPECT_EQ(p.numa_nodes_used(), 3u);
+    const auto off = plan(load(real("linux-offline-cpu0-node0.xml")), "1,scatter");
+    EXPECT_EQ(off.threads()[0].numa, 1);
+}
+
+TEST(Binding, Issue12_2_NoSmtSiblingWhileCoresAreIdle) {
+    const auto hybrid = load(real("linux-20em64t-hybrid-1p6c2t+2ca4co1t.xml"));
+    const auto p = plan(hybrid, "14,scatter");
+    std::set<unsigned> cores;
+    for (const auto& th : p.threads()) cores.insert(th.core);
+    EXPECT_EQ(cores.size(), 14u) << "one thread on each of the 6 P-cores and 8 E-cores";
+    const auto masked = load(real("24em64t-2n6c2t-pci.xml"), "0-6,8,10,12-18,20,22");
+    const auto q = plan(masked, "9,scatter");
+    std::set<unsigned> qcores;
+    for (const auto& th : q.threads()) qcores.insert(th.core);
+    EXPECT_EQ(qcores.size(), 9u);
+}
+
+TEST(Binding, Issue12_3_PackagesBalancedUnderGroups) {
+    const auto p = plan(load(real("fakeheterodistances.xml")), "4,scatter");
+    EXPECT_EQ(per_package(p), (std::map<unsigned, unsigned>{{0, 1}, {1, 1}, {2, 1}, {3, 1}}));
+}
+
+TEST(Binding, Issue12_6_CompactUnderAMaskFollowsWholeMachineOrder) {
+    const auto t = load(real("linux-16em64t-4s2ca2c-cpusetreorder.xml"), "2,4,6,8,10");
+    // Whole-machine topology order of these PUs: 8, 4 (package 0), then 2, 10, 6 (package 2).
+    EXPECT_EQ(pus_of(plan(t, "2,compact")), (std::vector<unsigned>{8, 4}));
+    EXPECT_EQ(pus_of(plan(t, "5,compact")), (std::vector<unsigned>{8, 4, 2, 10, 6}));
+}
+
+// --- the corpus: every invariant of docs/binding.md on every real machine ----------------------
+
+struct corpus_counts {
+    std::size_t topologies = 0, masked = 0, specs = 0, checks = 0;
+};
+
+class invariant_checker {
+public:
+    invariant_checker(const ccnuma::topology& t, corpus_counts& counts) : t_(t), counts_(counts) {
+        // A PU's node is its local one (pu_info::numa): nodes may overlap (hwloc 1 exports)
+        // or nest (memory tiers), and the plan counts threads by the local node.
+        std::map<int, std::set<unsigned>> cores_of;
+        for (const auto& pu : t.pus())
+            if (pu.numa >= 0) {
+                cores_of[pu.numa].insert(pu.core);
+                ++inside_pus_;
+            }
+        std::set<unsigned> inside_cores;
+        for (const auto& [n, c] : cores_of) {
+            node_cores_[n] = c.size();
+            inside_cores.insert(c.begin(), c.end());
+        }
+        // One thread per core before any SMT sibling, among the cores of nodes with CPUs.
+        usable_cores_ = any_numa() ? inside_cores.size() : t.cores().size();
+    }
+    std::size_t usable_cores() const { return usable_cores_; }
+    std::size_t nodes_with_cpus() const { return node_cores_.size(); }
+    std::size_t min_node_cores() const {
+        std::size_t m = ~std::size_t{0};
+        for (const auto& [n, c] : node_cores_) m = std::min(m, c);
+        return m;
+    }
+
+    void check(const std::string& spec, const std::string& context) {
+        ++counts_.specs;
+        const auto p = plan(t_, spec);
+        const auto s = ccnuma::binding_spec::parse(spec);
+        const auto why = context + " spec " + spec;
+        expect(p.size() == s.total_threads(), why + ": thread count");
+        std::set<unsigned> used_pus, cores;
+        std::map<int, std::size_t> node_load;
+        std::map<unsigned, std::size_t> package_load;
+        std::size_t inside = 0;
+        for (const auto& th : p.threads()) {
+            used_pus.insert(th.pu);
+            cores.insert(th.core);
+            if (th.numa >= 0) ++node_load[th.numa];
+            ++package_load[th.package];
+            if (th.numa >= 0) ++inside;
+        }
+        expect(inside == std::min(p.size(), inside_pus_) || !any_numa(),
+               why + ": a PU outside every node with CPUs while one inside is free");
+        expect(used_pus.size() == p.size(), why + ": distinct PUs");
+        if (p.size() <= usable_cores_)
+            expect(cores.size() == p.size(), why + ": an SMT sibling while a core is free");
+        const auto& first = s.levels()[0];
+        if (first.how == ccnuma::strategy::scatter && s.levels().size() == 1 && any_numa()) {
+            expect(node_load.size() == std::min<std::size_t>(p.size(), node_cores_.size()),
+                   why + ": NUMA nodes used " + std::to_string(node_load.size()));
+            // Water-filling: a node carries two more threads than another only when that one
+            // is full (one thread on each of its cores).
+            for (const auto& [a, ca] : node_cores_)
+                for (const auto& [b, cb] : node_cores_) {
+                    const auto la = node_load.count(a) ? node_load[a] : 0;
+                    const auto lb = node_load.count(b) ? node_load[b] : 0;
+                    if (p.size() <= usable_cores_)
+                        expect(la <= lb + 1 || lb == cb, why + ": nodes " + std::to_string(a) + " and " +
+                                                             std::to_string(b) + " unbalanced");
+                }
+        }
+        if (first.how == ccnuma::strategy::scatter && s.levels().size() == 1 && p.size() <= usable_cores_ &&
+            homogeneous_packages()) {
+            for (const auto& a : t_.packages())
+                for (const auto& b : t_.packages()) {
+                    const auto la = package_load[a.logical_index], lb = package_load[b.logical_index];
+                    expect(la <= lb + 1 || lb == b.cores, why + ": packages " + std::to_string(a.logical_index) +
+                                                              " and " + std::to_string(b.logical_index) + " unbalanced");
+                }
+        }
+        if (s.levels().size() == 2 && first.how == ccnuma::strategy::scatter &&
+            s.levels()[1].threads <= min_node_cores() && first.threads <= node_cores_.size()) {
+            // Every sub* team on its master's node.
+            const auto team = s.levels()[1].threads;
+            for (std::size_t i = 0; i < p.size(); ++i)
+                expect(p.threads()[i].numa == p.threads()[i - i % team].numa,
+                       why + ": thread " + std::to_string(i) + " off its master's node");
+        }
+    }
+
+    void check_refused(const std::string& spec, const std::string& context) {
+        ++counts_.specs;
+        try {
+            (void)plan(t_, spec);
+            expect(false, context + " spec " + spec + " was not refused");
+        } catch (const ccnuma::error& e) {
+            const std::string msg = e.what();
+            expect(msg.find('\n') == std::string::npos && msg.find("needs") != std::string::npos,
+                   context + " refusal of " + spec + ": " + msg);
+        }
+    }
+
+private:
+    // Packages are balanced after NUMA nodes; they can be compared where each holds the same
+    // number of nodes and cores.
+    bool homogeneous_packages() const {
+        const auto& ps = t_.packages();
+        for (const auto& p : ps)
+            if (p.numa_nodes.size() != ps[0].numa_nodes.size() || p.cores != ps[0].cores) return false;
+        return true;
+    }
+    bool any_numa() const { return !node_cores_.empty(); }
+    void expect(bool ok, const std::string& what) {
+        ++counts_.checks;
+        EXPECT_TRUE(ok) << what;
+    }
+    const ccnuma::topology& t_;
+    corpus_counts& counts_;
+    std::size_t usable_cores_ = 0;
+    std::size_t inside_pus_ = 0;
+    std::map<int, std::size_t> node_cores_;
+};
+
+void sweep(const ccnuma::topology& t, const std::string& context, corpus_counts& counts) {
+    invariant_checker c(t, counts);
+    const std::size_t cores = c.usable_cores();
+    for (std::size_t n = 1; n <= cores; ++n) {
+        c.check(std::to_string(n) + ",scatter", context);
+        c.check(std::to_string(n) + ",compact", context);
+    }
+    const std::size_t k = std::max<std::size_t>(1, c.nodes_with_cpus());
+    const std::size_t m = c.nodes_with_cpus() ? c.min_node_cores() : std::max<std::size_t>(1, cores / k);
+    if (m > 1 && k * m <= t.pus().size()) {
+        c.check(std::to_string(k) + ",scatter," + std::to_string(m) + ",subcompact", context);
+        c.check(std::to_string(k) + ",scatter," + std::to_string(m) + ",subscatter", context);
+    }
+    c.check_refused(std::to_string(t.pus().size() + 1) + ",scatter", context);
+    c.check_refused(std::to_string(k) + ",scatter," + std::to_string(t.pus().size() / k + 1) + ",subcompact", context);
+}
+
+TEST(Binding, Issue12_CorpusOfRealMachinesKeepsEveryInvariant) {
+    std::vector<std::filesystem::path> files;
+    for (const auto& e : std::filesystem::directory_iterator(std::string(CCNUMA_TOPOLOGY_DIR) + "/real"))
+        if (e.path().extension() == ".xml") files.push_back(e.path());
+    std::sort(files.begin(), files.end());
+    ASSERT_GE(files.size(), 80u);
+    corpus_counts counts;
+    for (const auto& f : files) {
+        const auto whole = load(f.string());
+        ++counts.topologies;
+        sweep(whole, f.filename().string(), counts);
+        // A mask that drops every third allowed PU: unequal nodes and cores with hidden siblings.
+        std::vector<unsigned> kept;
+        const auto all = whole.allowed_cpus();
+        for (std::size_t i = 0; i < all.size(); ++i)
+            if (i % 3 != 1) kept.push_back(all[i]);
+        if (kept.size() < 2 || kept.size() == all.size()) continue;
+        const auto mask = ccnuma::format_list(kept);
+        ++counts.masked;
+        sweep(load(f.string(), mask), f.filename().string() + " mask " + mask, counts);
+    }
+    std::printf("corpus: %zu topologies (%zu also under a mask), %zu specs, %zu checks\n", counts.topologies,
+                counts.masked, counts.specs, counts.checks);
 }
 
 }  // namespace

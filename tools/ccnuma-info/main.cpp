@@ -5,24 +5,43 @@
 
 #include <ccnuma/ccnuma.hpp>
 #include <ccnuma/detail/format.hpp>
-#include <ccnuma/detail/json.hpp>
+
+#include <nlohmann/json.hpp>
 
 #include <cstdio>
 #include <cstring>
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 
 namespace {
 
 constexpr const char* usage =
-    "usage: ccnuma-info [--json] [--tree]\n"
+    "usage: ccnuma-info [--json] [--tree] [-i|--input FILE.xml|SYNTHETIC] [--version]\n"
     "  Shows NUMA nodes, packages, cores, caches, distances and the allowed CPUs and nodes\n"
     "  of this process, the kernel's NUMA balancing and THP settings, and warnings.\n"
-    "  --json  one JSON object instead of text\n"
-    "  --tree  also print the hardware tree down to cores\n"
-    "  CCNUMA_TOPOLOGY=<synthetic|file.xml> describes another machine; CCNUMA_CPUSET=LIST\n"
+    "  --json        one JSON object instead of text (schema_version 1)\n"
+    "  --tree        also print the hardware tree down to cores\n"
+    "  -i, --input   describe another machine, as lstopo -i: an hwloc XML export or a\n"
+    "                synthetic description such as \"pack:2 numa:2 core:8 pu:2\"\n"
+    "  --version     print the version and exit\n"
+    "  L# marks hwloc logical indices (cores, packages, caches), P# OS indices (PUs, nodes).\n"
+    "  CCNUMA_TOPOLOGY=<synthetic|file.xml> is the same as --input; CCNUMA_CPUSET=LIST\n"
     "  restricts it as taskset would.\n";
+
+/// Version of the JSON document; raised when a key changes meaning or disappears.
+constexpr int json_schema_version = 1;
+
+// kernel.numa_balancing is a bitmask: 1 NUMA_BALANCING_NORMAL, 2 NUMA_BALANCING_MEMORY_TIERING.
+std::string balancing_modes(int value) {
+    if (value == 0) return "off";
+    std::string out;
+    if (value & 1) out += "normal";
+    if (value & 2) out += std::string(out.empty() ? "" : " + ") + "memory tiering";
+    if (value & ~3) out += std::string(out.empty() ? "" : " + ") + "unknown bits";
+    return out;
+}
 
 std::string bytes(std::uint64_t b) { return ccnuma::detail::human_bytes(b); }
 
@@ -52,15 +71,22 @@ std::string page_truth_text(const ccnuma::support_info& s) {
     return t + (s.pfn_visible ? "" : "; PFNs hidden (no CAP_SYS_ADMIN)");
 }
 
+// hwloc's subtype and memory tier, where it knows them ("MCDRAM tier 0"); "-" otherwise.
+std::string memory_kind(const ccnuma::numa_node& n) {
+    std::string out = n.subtype;
+    if (n.tier >= 0) out += (out.empty() ? "" : " ") + std::string("tier ") + std::to_string(n.tier);
+    return out.empty() ? "-" : out;
+}
+
 void print_tree(const ccnuma::topology& t, std::size_t d, int indent) {
     const auto& dom = t.domains()[d];
     std::string line(static_cast<std::size_t>(indent) * 2, ' ');
     line += std::string(ccnuma::to_string(dom.kind));
-    if (dom.kind != ccnuma::domain_kind::machine) line += " " + std::to_string(dom.logical_index);
+    if (dom.kind != ccnuma::domain_kind::machine) line += " L#" + std::to_string(dom.logical_index);
     if (dom.cache_bytes) line += " (" + bytes(dom.cache_bytes) + ")";
     if (!dom.numa_nodes.empty()) line += "  [NUMA " + ccnuma::format_list(dom.numa_nodes) + "]";
     if (dom.kind == ccnuma::domain_kind::core) {
-        line += ": PU " + ccnuma::format_list(dom.pus);
+        line += ": PU P#" + ccnuma::format_list(dom.pus);
         std::puts(line.c_str());
         return;
     }
@@ -85,13 +111,14 @@ void print_text(const ccnuma::topology& t, const ccnuma::kernel_settings& k,
                 t.total_numa_nodes());
 
     std::puts("\nNUMA nodes");
-    std::printf("  %s%s%s\n", pad("node", 6).c_str(), pad("memory", 11).c_str(), "cpus");
+    std::printf("  %s%s%s%s\n", pad("P#", 6).c_str(), pad("memory", 11).c_str(), pad("kind", 16).c_str(), "cpus (P#)");
     for (const auto& n : t.numa_nodes())
-        std::printf("  %s%s%s\n", pad(std::to_string(n.os_index), 6).c_str(), pad(bytes(n.memory_bytes), 11).c_str(),
+        std::printf("  %s%s%s%s\n", pad(std::to_string(n.os_index), 6).c_str(), pad(bytes(n.memory_bytes), 11).c_str(),
+                    pad(memory_kind(n), 16).c_str(),
                     n.cpus.empty() ? "(none allowed: CPU-less memory or all CPUs masked)" : format_list(n.cpus).c_str());
 
     std::puts("\npackages");
-    std::printf("  %s%s%s%s\n", pad("pkg", 6).c_str(), pad("cores", 7).c_str(), pad("nodes", 8).c_str(), "PUs");
+    std::printf("  %s%s%s%s\n", pad("L#", 6).c_str(), pad("cores", 7).c_str(), pad("nodes", 8).c_str(), "PUs (P#)");
     for (const auto& p : t.packages())
         std::printf("  %s%s%s%s\n", pad(std::to_string(p.logical_index), 6).c_str(),
                     pad(std::to_string(p.cores), 7).c_str(), pad(format_list(p.numa_nodes), 8).c_str(),
@@ -108,7 +135,7 @@ void print_text(const ccnuma::topology& t, const ccnuma::kernel_settings& k,
                         shape.second);
     }
     for (const auto& c : t.caches())
-        if (c.level == 3) std::printf("  L3 #%u: PUs %s\n", c.logical_index, format_list(c.pus).c_str());
+        if (c.level == 3) std::printf("  L3 L#%u: PUs P#%s\n", c.logical_index, format_list(c.pus).c_str());
 
     std::puts("\nnode distances");
     if (t.distances().empty()) {
@@ -129,7 +156,7 @@ void print_text(const ccnuma::topology& t, const ccnuma::kernel_settings& k,
 
     std::puts("\nkernel (this host)");
     std::printf("  numa_balancing   %s\n",
-                k.numa_balancing ? (std::to_string(*k.numa_balancing) + (*k.numa_balancing ? " (on)" : " (off)")).c_str()
+                k.numa_balancing ? (std::to_string(*k.numa_balancing) + " (" + balancing_modes(*k.numa_balancing) + ")").c_str()
                                  : "not available");
     std::printf("  THP              %s (defrag %s)\n", k.thp_enabled.empty() ? "not available" : k.thp_enabled.c_str(),
                 k.thp_defrag.empty() ? "-" : k.thp_defrag.c_str());
@@ -150,52 +177,80 @@ void print_text(const ccnuma::topology& t, const ccnuma::kernel_settings& k,
 }
 
 void print_json(const ccnuma::topology& t, const ccnuma::kernel_settings& k, const std::vector<std::string>& warnings) {
-    ccnuma::detail::json_writer w;
-    w.begin_object().key("topology").raw(t.to_json());
-    w.key("kernel").begin_object().key("numa_balancing");
-    if (k.numa_balancing)
-        w.value(*k.numa_balancing);
-    else
-        w.null();
-    w.key("thp_enabled").value(k.thp_enabled).key("thp_defrag").value(k.thp_defrag);
+    using json = nlohmann::ordered_json;
+    json doc;
+    doc["schema_version"] = json_schema_version;
+    doc["topology"] = json::parse(t.to_json());
+    json kernel;
+    kernel["numa_balancing"] = k.numa_balancing ? json(*k.numa_balancing) : json(nullptr);
+    json modes = json::array();
+    if (k.numa_balancing && (*k.numa_balancing & 1)) modes.push_back("normal");
+    if (k.numa_balancing && (*k.numa_balancing & 2)) modes.push_back("memory_tiering");
+    kernel["numa_balancing_modes"] = modes;
+    kernel["thp_enabled"] = k.thp_enabled;
+    kernel["thp_defrag"] = k.thp_defrag;
     const auto& pg = ccnuma::support();
-    w.key("read_fault").value(std::string(ccnuma::to_string(pg.read_fault)));
-    w.key("huge_read_fault").value(std::string(ccnuma::to_string(pg.huge_read_fault)));
-    w.key("huge_read_fault_is_huge").value(pg.huge_read_fault_is_huge);
-    w.key("pagemap").value(pg.pagemap).key("pfn_visible").value(pg.pfn_visible);
-    w.key("page_flags").value(pg.page_flags).end_object();
-    w.key("emulated_machine");
+    kernel["read_fault"] = std::string(ccnuma::to_string(pg.read_fault));
+    kernel["huge_read_fault"] = std::string(ccnuma::to_string(pg.huge_read_fault));
+    kernel["huge_read_fault_is_huge"] = pg.huge_read_fault_is_huge;
+    kernel["pagemap"] = pg.pagemap;
+    kernel["pfn_visible"] = pg.pfn_visible;
+    kernel["page_flags"] = pg.page_flags;
+    doc["kernel"] = kernel;
     const auto vm = t.source() == ccnuma::topology_source::system ? ccnuma::emulated_machine::current() : std::nullopt;
-    if (vm)
-        w.value(vm->to_string());
-    else
-        w.null();
-    w.key("warnings").begin_array();
-    for (const auto& s : warnings) w.value(s);
-    w.end_array().end_object();
-    std::puts(w.str().c_str());
+    doc["emulated_machine"] = vm ? json(vm->to_string()) : json(nullptr);
+    doc["warnings"] = warnings;
+    std::puts(doc.dump().c_str());
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
     bool json = false, tree = false;
+    std::optional<std::string> input;
     for (int i = 1; i < argc; ++i) {
         const std::string_view a = argv[i];
         if (a == "--json") {
             json = true;
         } else if (a == "--tree") {
             tree = true;
+        } else if (a == "-i" || a == "--input") {
+            if (i + 1 == argc) {
+                std::fprintf(stderr, "ccnuma-info: %s needs a value (an hwloc XML file or a synthetic description)\n",
+                             argv[i]);
+                return 2;
+            }
+            input = argv[++i];
+        } else if (a.substr(0, 8) == "--input=") {
+            input = std::string(a.substr(8));
+        } else if (a.size() > 2 && a.substr(0, 2) == "-i") {
+            input = std::string(a.substr(2));
+        } else if (a == "--version") {
+            std::printf("ccnuma-info %s\n", ccnuma::version_string);
+            return 0;
         } else if (a == "-h" || a == "--help") {
             std::fputs(usage, stdout);
             return 0;
         } else {
-            std::fprintf(stderr, "ccnuma-info: unknown option \"%s\" (expected --json, --tree or --help)\n", argv[i]);
+            std::fprintf(stderr,
+                         "ccnuma-info: unknown option \"%s\" (expected --json, --tree, -i/--input, --version or "
+                         "--help)\n",
+                         argv[i]);
             return 2;
         }
     }
+    if (input && input->empty()) {
+        std::fputs("ccnuma-info: --input needs a value (an hwloc XML file or a synthetic description)\n", stderr);
+        return 2;
+    }
     try {
-        const auto& topo = ccnuma::topology::current();
+        std::optional<ccnuma::topology> loaded;
+        if (input) {
+            ccnuma::topology_options o;
+            o.source = *input;
+            loaded = ccnuma::topology::load(o);
+        }
+        const auto& topo = loaded ? *loaded : ccnuma::topology::current();
         const auto kernel = ccnuma::kernel_settings::read();
         const auto warnings = ccnuma::placement_warnings(topo, kernel);
         if (json)

@@ -35,6 +35,8 @@ constexpr const char* usage =
     "  --oversubscribe  allow more threads than allowed PUs\n"
     "  --quiet, -q      no notes on stderr\n"
     "  --bind, -b SPEC  also --bind=SPEC\n"
+    "  --input FILE|SYNTHETIC  plan for another machine, as lstopo -i (an hwloc XML export or a\n"
+    "                   synthetic description; the same as CCNUMA_TOPOLOGY; -i is --interleave)\n"
     "memory policy of the command (at most one; with one, the binding spec is optional):\n"
     "  --interleave, -i NODES  pages round-robin over NODES\n"
     "  --membind, -m NODES     pages only on NODES\n"
@@ -60,6 +62,7 @@ struct memory_option {
 
 struct options {
     std::string spec;
+    std::string input;  // --input: another machine's topology, as lstopo -i (no -i: numactl's --interleave)
     std::optional<memory_option> memory;
     bool oversubscribe = false, print_plan = false, json = false, verify = false, quiet = false;
     std::vector<char*> command;
@@ -108,6 +111,9 @@ options parse(int argc, char** argv) {
         std::string value;
         if (value_option(i, argc, argv, "--bind", "-b", "a spec", "4,scatter", value)) {
             o.spec = value;
+        } else if (value_option(i, argc, argv, "--input", "--input", "an hwloc XML file or a synthetic description",
+                                "machine.xml", value)) {
+            o.input = value;
         } else if (value_option(i, argc, argv, "--interleave", "-i", "a node set", "all", value)) {
             set_memory(o, "--interleave", mode::interleave, value);
         } else if (value_option(i, argc, argv, "--membind", "-m", "a node set", "0-1", value)) {
@@ -208,6 +214,7 @@ int run(int argc, char** argv) {
         if (!inherited && std::getenv(v) != nullptr && std::getenv("CCNUMA_CPUSET") == nullptr) inherited = v;
     ccnuma::topology_options topo_options;
     topo_options.use_affinity_mask = inherited == nullptr;
+    topo_options.source = o.input;
     const ccnuma::topology topo = ccnuma::topology::load(topo_options);
     if (inherited && binds && !o.quiet && !o.json)
         std::fprintf(stderr,
