@@ -4,7 +4,9 @@
 set -euo pipefail
 # qemu-system-x86 is for the emulated machine of the vm tests (ccnuma-vm would install it on its
 # first run too; here it is installed with the rest, once).
-packages=(cmake make g++ clang libomp-dev libhwloc-dev pkg-config libgtest-dev util-linux qemu-system-x86)
+# nlohmann-json3-dev: the tools' JSON; libclang-rt-14-dev: libFuzzer for the fuzz targets (clang builds).
+packages=(cmake make g++ clang libomp-dev libhwloc-dev pkg-config libgtest-dev util-linux qemu-system-x86
+  nlohmann-json3-dev libclang-rt-14-dev)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

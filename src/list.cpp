@@ -48,7 +48,7 @@ std::vector<unsigned> detail::parse_list(std::string_view text, std::size_t from
         while (pos < text.size() && text[pos] >= '0' && text[pos] <= '9') ++pos;
         if (pos == start) {
             if (pos == text.size()) fail(pos, "missing number");
-            fail(pos, "unexpected character " + detail::quote(text.substr(pos, 1)));
+            fail(pos, "unexpected character " + detail::quote(text.substr(pos, detail::utf8_length(text, pos))));
         }
         unsigned value = 0;
         const auto [ptr, ec] = std::from_chars(text.data() + start, text.data() + pos, value);
@@ -68,7 +68,7 @@ std::vector<unsigned> detail::parse_list(std::string_view text, std::size_t from
         }
         for (unsigned i = first; i <= last; ++i) out.push_back(i);
         if (pos == text.size()) break;
-        if (text[pos] != ',') fail(pos, "unexpected character " + detail::quote(text.substr(pos, 1)));
+        if (text[pos] != ',') fail(pos, "unexpected character " + detail::quote(text.substr(pos, detail::utf8_length(text, pos))));
         ++pos;
     }
     std::sort(out.begin(), out.end());

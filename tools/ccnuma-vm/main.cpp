@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cerrno>
 #include <cstdio>
@@ -176,6 +177,45 @@ std::string resolve_command(const std::string& name) {
     return absolute(path);
 }
 
+// Arguments of the command that name host files go into the guest too, which holds only what
+// is copied: an input file, or the program a wrapper runs (ccnuma-vm -- ccnuma-run -b 2,scatter
+// -- ./app). The program after a "--" must exist before the guest boots, so that forgetting it
+// costs no boot. Large files are left to --copy, with a note.
+void copy_named_files(request& r) {
+    constexpr std::uintmax_t max_auto_copy = std::uintmax_t{64} << 20;
+    const auto dashes = std::find(r.command.begin() + 1, r.command.end(), std::string("--"));
+    if (dashes != r.command.end() && dashes + 1 != r.command.end()) {
+        const std::string& program = *(dashes + 1);
+        const std::string runner = std::filesystem::path(r.command[0]).filename().string();
+        if (program.find('/') != std::string::npos) {
+            struct stat st {};
+            if (::stat(program.c_str(), &st) != 0)
+                throw failure(exit_not_found, "command " + program + " (run by " + runner + " in the guest): " +
+                                                  std::strerror(errno) + " on the host, so it cannot be copied");
+            if (!S_ISREG(st.st_mode) || ::access(program.c_str(), X_OK) != 0)
+                throw failure(exit_not_executable, "command " + program + " (run by " + runner +
+                                                       " in the guest) is not an executable file");
+        } else if (const std::string host = find_in_path(program); !host.empty()) {
+            r.copies.push_back(absolute(host));
+        }
+    }
+    for (std::size_t i = 1; i < r.command.size(); ++i) {
+        const std::string& a = r.command[i];
+        if (a.empty() || a[0] == '-') continue;
+        std::error_code ec;
+        if (!std::filesystem::is_regular_file(a, ec)) continue;
+        const std::uintmax_t bytes = std::filesystem::file_size(a, ec);
+        if (ec) continue;
+        if (bytes > max_auto_copy) {
+            std::fprintf(stderr, "ccnuma-vm: note: %s (%.0f MiB) is not copied into the guest by itself; --copy it if "
+                                 "the command needs it\n",
+                         a.c_str(), static_cast<double>(bytes) / (1 << 20));
+            continue;
+        }
+        r.copies.push_back(absolute(a));
+    }
+}
+
 std::uint64_t host_available_memory() {
     std::ifstream in("/proc/meminfo");
     std::string key;
@@ -230,6 +270,7 @@ int run(int argc, char** argv) {
                                       ccnuma::format_size(r.shape.mem_per_node) + ") but the host has " +
                                       gib(available) + " available (lower --mem-per-node or --nodes)");
     r.command[0] = resolve_command(r.command[0]);
+    copy_named_files(r);
     char cwd[4096];
     if (::getcwd(cwd, sizeof cwd)) r.cwd = cwd;
     inherit_environment(r);
@@ -287,6 +328,13 @@ int run(int argc, char** argv) {
     if (g.exited) {
         if (!g.oops.empty())
             std::fprintf(stderr, "ccnuma-vm: warning: the guest kernel reported \"%s\"\n", g.oops.c_str());
+        if (!g.illegal_instruction.empty())
+            std::fprintf(stderr,
+                         "ccnuma-vm: \"%s\" was killed by SIGILL (%s): the emulated CPU (%s) lacks an instruction "
+                         "it uses, typically AVX-512 from -march=native; build with -march=x86-64-v3 (or "
+                         "x86-64-v2), or run with --accel kvm where /dev/kvm works\n",
+                         command_line.c_str(), g.illegal_instruction.c_str(),
+                         a == accel::kvm ? "KVM, -cpu host" : "QEMU TCG, -cpu max");
         return g.exit_status;
     }
     if (g.timed_out)
