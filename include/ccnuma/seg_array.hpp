@@ -30,6 +30,8 @@
 #include <ccnuma/pages.hpp>
 #include <ccnuma/placement.hpp>
 #include <ccnuma/topology.hpp>
+// Not a forward declaration: segments(v) of a ccnuma::vector must work with this header alone.
+#include <ccnuma/vector.hpp>
 
 #include <omp.h>
 
@@ -51,9 +53,6 @@
 #include <vector>
 
 namespace ccnuma {
-
-template <class T, class Policy>
-class vector;
 
 /// How many segments a seg_array has: one per thread of the team (seg::per_thread, the
 /// default), one per NUMA node with CPUs (seg::per_node), or a count (seg::count(7)).
