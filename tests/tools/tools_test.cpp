@@ -276,6 +276,30 @@ TEST(PrintPlan, ShowsTheMemoryPolicyAsTextAndJson) {
     EXPECT_EQ(here.out, "memory policy: interleave(" + ccnuma::format_list(ccnuma::parse_node_set("all")) + ")\n");
 }
 
+// Issue 17, item 9: a directory, /dev/zero or a FIFO was "an XML file which does not exist", and
+// an XML without NUMA nodes printed hwloc's abort line plus "No such file or directory".
+TEST(Issue17, TopologySourcesThatAreNotXmlFilesAreNamedAsWhatTheyAre) {
+    for (const auto& tool : {info, run_tool}) {
+        const std::string name = tool == info ? "ccnuma-info" : "ccnuma-run";
+        const std::string args = tool == info ? "" : " --bind 1,compact --print-plan";
+        expect_one_line_error(run("CCNUMA_TOPOLOGY=" + quote(::testing::TempDir()) + " " + tool + args), name,
+                              "\", which is a directory, not an XML file");
+        expect_one_line_error(run("CCNUMA_TOPOLOGY=/dev/zero " + tool + args), name,
+                              "CCNUMA_TOPOLOGY names \"/dev/zero\", which is a character device, not an XML file");
+        const std::string fifo = ::testing::TempDir() + "ccnuma_topology_fifo.xml";
+        std::remove(fifo.c_str());
+        ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+        expect_one_line_error(run("CCNUMA_TOPOLOGY=" + quote(fifo) + " " + tool + args), name,
+                              "which is a FIFO, not an XML file");
+        std::remove(fifo.c_str());
+        const auto no_numa = run("CCNUMA_TOPOLOGY=topologies/no-numa-node.xml " + tool + args);
+        expect_one_line_error(no_numa, name,
+                              "hwloc XML file \"topologies/no-numa-node.xml\" from CCNUMA_TOPOLOGY has no NUMA node, "
+                              "which hwloc requires (export a whole machine with: lstopo machine.xml)");
+        EXPECT_EQ(no_numa.err.find("No such file or directory"), std::string::npos) << no_numa.err;
+    }
+}
+
 // --- issue 17: numactl's conventions in ccnuma-run -----------------------------------------
 
 // env(1) and the shell: 127 when the command does not exist, 126 when it exists but cannot run.
@@ -419,7 +443,7 @@ TEST(Issue17, RunJsonHasASchemaVersion) {
     EXPECT_EQ(doc.begin().key(), "schema_version");
     EXPECT_EQ(doc.at("schema_version"), 1);
     EXPECT_EQ(doc.at("threads").size(), 4u);
-    EXPECT_EQ(doc.at("memory_policy").at("nodes"), nlohmann::json::array({1, 2}));
+    EXPECT_EQ(doc.at("memory_policy").at("nodes"), nlohmann::ordered_json::array({1, 2}));
 }
 
 // The kernel's name for the policy of the first mapping of the command ("interleave:0"...):
