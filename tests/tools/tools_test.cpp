@@ -523,6 +523,12 @@ TEST(BadInput, VmRejectsImpossibleMachinesAndMissingCommandsBeforeBooting) {
         {"--accel xen -- true", 2, "--accel xen is unknown"},
         {"--bogus -- true", 2, "unknown option \"--bogus\""},
         {"--nodes", 2, "--nodes needs a value"},
+        // Issue 17: getopt_long, as in ccnuma-run.
+        {"--nodes= -- true", 2, "--nodes needs a value, not an empty one"},
+        {"--mem 12M -- true", 1, "mem-per-node 12M is not possible"},  // a unique prefix
+        {"--t 1 -- true", 2, "ambiguous option \"--t\" (could be --threads-per-core, --thp, --timeout)"},
+        {"--keep-going=yes -- true", 2, "--keep-going takes no value"},
+        {"-x -- true", 2, "unknown option \"-x\""},
         {"", 2, "no command given"},
         {"-- /nonexistent/prog", 127, "command /nonexistent/prog: No such file or directory"},
         {"-- no-such-command-ccnuma", 127, "command \"no-such-command-ccnuma\" not found in PATH"},
@@ -537,6 +543,10 @@ TEST(BadInput, VmRejectsImpossibleMachinesAndMissingCommandsBeforeBooting) {
     const result not_executable = run(vm_tool + " -- " + quote(plain));
     std::remove(plain.c_str());
     expect_one_line_error(not_executable, "ccnuma-vm", "command " + plain + " is not an executable file");
+    const result version = run(vm_tool + " --version");
+    EXPECT_EQ(version.status, 0);
+    EXPECT_EQ(version.out, std::string("ccnuma-vm (ccnuma) ") + ccnuma::library_version() + "\n");
+    EXPECT_EQ(run(vm_tool + " --help").out.rfind("usage: ccnuma-vm ", 0), 0u);
     EXPECT_EQ(not_executable.status, 126);
     for (const auto& c : cases) {
         SCOPED_TRACE(c.args);
