@@ -435,6 +435,23 @@ TEST(Issue17, RunSpeaksNumactl) {
     EXPECT_FALSE(show_doc.at("physcpubind").empty());
 }
 
+// Issue 17, item 3: an oversubscribed plan of 50000 threads made libgomp exit the process
+// ("Thread creation failed"); the library's one team-size check refuses it first.
+TEST(Issue17, RunRefusesAPlanBeyondTheThreadsThisProcessCanStart) {
+    for (const char* tail : {" --verify", " -- true"}) {
+        const auto r = run(run_tool + " --bind 50000,compact --oversubscribe" + tail);
+        expect_error_status(r, 1, "ccnuma-run: plan 50000,compact of 50000 threads: a team of 50000 threads is more "
+                                  "than this process can start (valid: threads(1) to threads(");
+    }
+    // The library's own check, where binding_report() starts the plan's threads.
+    const auto inside = run("CCNUMA_BIND=50000,compact CCNUMA_OVERSUBSCRIBE=1 " + run_tool + " --internal-self-check");
+    expect_error_status(inside, 1, "ccnuma-run: binding_report of a plan of 50000 threads: a team of 50000 threads");
+    // Planning for another machine starts nothing, so any plan prints.
+    const auto planned = run("CCNUMA_TOPOLOGY='pack:2 core:2 pu:1' " + run_tool +
+                             " --bind 50000,compact --oversubscribe --print-plan --json");
+    EXPECT_EQ(planned.status, 0) << planned.err;
+}
+
 // Every JSON document has a schema version key, read here with the library the tool writes with.
 TEST(Issue17, RunJsonHasASchemaVersion) {
     const auto r = run(four_nodes + run_tool + " --bind 4,scatter --membind=+1-2 --print-plan --json");

@@ -5,6 +5,7 @@
 #include "../common/cli.hpp"
 
 #include <ccnuma/ccnuma.hpp>
+#include <ccnuma/detail/parallel.hpp>
 
 #include <getopt.h>
 #include <nlohmann/json.hpp>
@@ -14,6 +15,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <climits>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -448,7 +450,14 @@ int run(int argc, char** argv) {
     if (!topo.is_this_system())
         throw usage_error{"the topology is " + topo.description() +
                           " (CCNUMA_TOPOLOGY), not this machine: only --print-plan is possible"};
-    if (binds) export_binding(o, spec, topo, omp);
+    if (binds) {
+        // The command starts every thread of the plan; refuse here what its OpenMP runtime
+        // cannot start (it would exit with "Thread creation failed"), by the library's own rule.
+        (void)ccnuma::detail::team_size(
+            ccnuma::schedule{0, static_cast<unsigned>(std::min<std::size_t>(plan->size(), UINT_MAX))},
+            "plan " + spec.to_string() + " of " + std::to_string(plan->size()) + " threads");
+        export_binding(o, spec, topo, omp);
+    }
     else if (cpus) set_affinity(*cpus);
 
     if (o.verify) {
