@@ -163,9 +163,16 @@ void parallel_construct(T* p, std::size_t n, const ccnuma::schedule& s, Make&& m
 }
 
 /// Destroys p[0..n), each element by the thread that the schedule gives it to.
+/// No team-size check here: the elements were built by a team of this size, and a check that
+/// fails now (the affinity mask narrowed since) could only terminate a noexcept destructor.
 template <class T>
 void parallel_destroy(T* p, std::size_t n, const ccnuma::schedule& s) noexcept {
-    if constexpr (!std::is_trivially_destructible_v<T>) parallel_for(n, s, [&](std::size_t i) noexcept { p[i].~T(); });
+    if constexpr (!std::is_trivially_destructible_v<T>) {
+        if (n == 0) return;
+        const int threads = s.threads != 0 ? static_cast<int>(s.threads) : std::max(1, omp_get_max_threads());
+#pragma omp parallel num_threads(threads)
+        for_static<false>(n, s.chunk, [&](std::size_t i) noexcept { p[i].~T(); });
+    }
 }
 
 }  // namespace ccnuma::detail
