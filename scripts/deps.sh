@@ -4,7 +4,10 @@
 set -euo pipefail
 # qemu-system-x86 is for the emulated machine of the vm tests (ccnuma-vm would install it on its
 # first run too; here it is installed with the rest, once).
-packages=(cmake make g++ clang libomp-dev libhwloc-dev pkg-config libgtest-dev nlohmann-json3-dev util-linux qemu-system-x86 openmpi-bin libopenmpi-dev)
+# nlohmann-json3-dev: the tools' JSON; libclang-rt-14-dev: libFuzzer for the fuzz targets (clang builds);
+# openmpi-bin, libopenmpi-dev: the hybrid MPI + OpenMP example and its tests.
+packages=(cmake make g++ clang libomp-dev libhwloc-dev pkg-config libgtest-dev util-linux qemu-system-x86
+  nlohmann-json3-dev libclang-rt-14-dev openmpi-bin libopenmpi-dev)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

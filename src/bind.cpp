@@ -3,13 +3,16 @@
 
 #include <ccnuma/binding.hpp>
 #include <ccnuma/detail/binding_stats.hpp>
+#include <ccnuma/detail/parallel.hpp>
 #include <ccnuma/detail/throw_error.hpp>
 
 #include <omp.h>
 #include <pthread.h>
 #include <sched.h>
 
+#include <algorithm>
 #include <array>
+#include <climits>
 #include <atomic>
 #include <cstdlib>
 #include <deque>
@@ -207,6 +210,10 @@ binding_check binding_report(const report_options& options) {
     if (plan.empty())
         detail::throw_error(errc::invalid_argument, "binding_report: no binding plan is set (set CCNUMA_BIND or "
                                                     "call ccnuma::set_nesting_info)");
+    // Every thread of the plan runs at once (nested teams), so the plan passes the check of a
+    // team of that size: an oversubscribed 50000-thread plan made libgomp exit the process.
+    (void)detail::team_size(schedule{0, static_cast<unsigned>(std::min<std::size_t>(plan.size(), UINT_MAX))},
+                            "binding_report of a plan of " + std::to_string(plan.size()) + " threads");
     report_state state{plan, options, {}, std::vector<char>(plan.size(), 0), {}, {}};
     state.results.reserve(plan.size());
     for (const auto& t : plan.threads()) state.results.push_back({t.path, t.pu, -1, {}, false});

@@ -114,11 +114,16 @@ binding_spec::binding_spec(std::vector<binding_level> levels) : levels_(std::mov
     if (levels_.size() > max_levels)
         detail::throw_error(errc::invalid_argument, "binding spec with " + std::to_string(levels_.size()) +
                                                         " levels (at most " + std::to_string(max_levels) + ")");
-    for (const auto& l : levels_)
+    for (const auto& l : levels_) {
+        if (ccnuma::to_string(l.how) == "?")
+            detail::throw_error(errc::invalid_argument,
+                                "binding level with strategy " + std::to_string(static_cast<int>(l.how)) +
+                                    " (expected compact, scatter, subcompact or subscatter)");
         if (l.threads == 0 || l.threads > max_team_size)
             detail::throw_error(errc::invalid_argument, "binding level with " + std::to_string(l.threads) +
                                                             " threads (expected 1.." +
                                                             std::to_string(max_team_size) + ")");
+    }
 }
 
 binding_spec binding_spec::parse(std::string_view text) { return parse_spec(text, {}); }

@@ -128,6 +128,13 @@ void emulated_machine::validate() const {
     }
     if (mem_per_node < 64 * mib || mem_per_node % (2 * mib) != 0)
         bad_shape("mem-per-node", format_size(mem_per_node), "at least 64M, in whole multiples of 2M");
+    // Checked before the product is formed: nodes x mem-per-node wrapped around and slipped past
+    // the host-memory check, and QEMU failed only after boot. QEMU's emulated CPU has 40 physical
+    // address bits, so no guest holds more than 1T.
+    constexpr std::uint64_t max_total_memory = std::uint64_t{1} << 40;
+    if (mem_per_node > max_total_memory / nodes)
+        bad_shape("memory", n(nodes) + " nodes x " + format_size(mem_per_node),
+                  "at most " + format_size(max_total_memory) + " in all, the emulated CPU's 40 physical address bits");
     if (!distances.empty()) {
         if (distances.size() != nodes)
             bad_shape("distance matrix with", n(distances.size()) + " rows", n(nodes) + " rows, one per node");

@@ -48,12 +48,16 @@ void throw_system_error(int errno_value, const std::string& message) {
 std::string quote(std::string_view input, std::size_t max_chars) {
     std::string out = "\"";
     std::size_t shown = 0;
-    for (char c : input) {
-        if (shown == max_chars) {
+    for (std::size_t i = 0; i < input.size(); ++i) {
+        const char c = input[i];
+        const auto u = static_cast<unsigned char>(c);
+        // Characters, not bytes: a UTF-8 continuation byte belongs to the character before it,
+        // so a cut never falls inside one.
+        const bool continuation = (u & 0xc0) == 0x80;
+        if (!continuation && shown == max_chars) {
             out += "...\" (" + std::to_string(input.size()) + " characters)";
             return out;
         }
-        const auto u = static_cast<unsigned char>(c);
         if (c == '"' || c == '\\') {
             out += '\\';
             out += c;
@@ -65,9 +69,18 @@ std::string quote(std::string_view input, std::size_t max_chars) {
         } else {
             out += c;
         }
-        ++shown;
+        if (!continuation) ++shown;
     }
     return out + '"';
+}
+
+std::size_t utf8_length(std::string_view text, std::size_t pos) noexcept {
+    if (pos >= text.size()) return 0;
+    const auto lead = static_cast<unsigned char>(text[pos]);
+    const std::size_t n = lead >= 0xf0 ? 4 : lead >= 0xe0 ? 3 : lead >= 0xc0 ? 2 : 1;
+    std::size_t len = 1;
+    while (len < n && pos + len < text.size() && (static_cast<unsigned char>(text[pos + len]) & 0xc0) == 0x80) ++len;
+    return len;
 }
 
 }  // namespace detail

@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <charconv>
 #include <string>
+#include <utility>
 
 namespace ccnuma {
 
@@ -42,13 +43,14 @@ std::vector<unsigned> detail::parse_list(std::string_view text, std::size_t from
     };
     if (text.empty()) fail(0, "empty list");
     std::vector<unsigned> out;
+    std::vector<std::pair<unsigned, unsigned>> ranges;
     std::size_t pos = from;
     const auto number = [&]() -> unsigned {
         const std::size_t start = pos;
         while (pos < text.size() && text[pos] >= '0' && text[pos] <= '9') ++pos;
         if (pos == start) {
             if (pos == text.size()) fail(pos, "missing number");
-            fail(pos, "unexpected character " + detail::quote(text.substr(pos, 1)));
+            fail(pos, "unexpected character " + detail::quote(text.substr(pos, detail::utf8_length(text, pos))));
         }
         unsigned value = 0;
         const auto [ptr, ec] = std::from_chars(text.data() + start, text.data() + pos, value);
@@ -66,13 +68,19 @@ std::vector<unsigned> detail::parse_list(std::string_view text, std::size_t from
             last = number();
             if (last < first) fail(at, "descending range");
         }
-        for (unsigned i = first; i <= last; ++i) out.push_back(i);
+        ranges.emplace_back(first, last);
         if (pos == text.size()) break;
-        if (text[pos] != ',') fail(pos, "unexpected character " + detail::quote(text.substr(pos, 1)));
+        if (text[pos] != ',') fail(pos, "unexpected character " + detail::quote(text.substr(pos, detail::utf8_length(text, pos))));
         ++pos;
     }
-    std::sort(out.begin(), out.end());
-    out.erase(std::unique(out.begin(), out.end()), out.end());
+    // Ranges first, merged, then expanded: "0-1048575" repeated a thousand times is a million
+    // indices, not a billion before the duplicates go.
+    std::sort(ranges.begin(), ranges.end());
+    for (std::size_t i = 0; i < ranges.size(); ++i) {
+        auto [lo, hi] = ranges[i];
+        while (i + 1 < ranges.size() && ranges[i + 1].first <= hi + 1) hi = std::max(hi, ranges[++i].second);
+        for (unsigned x = lo; x <= hi; ++x) out.push_back(x);
+    }
     return out;
 }
 

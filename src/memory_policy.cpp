@@ -25,15 +25,23 @@ namespace {
 constexpr std::string_view node_set_syntax =
     "all, a list such as 0-2,4, +0-1 for the first two allowed nodes, or ! before a list for all other nodes";
 
-const char* name(memory_policy::mode m) {
+// The kernel's numbers for the modes newer than Debian 12's <linux/mempolicy.h>.
+constexpr int mpol_preferred_many = 5;
+constexpr int mpol_weighted_interleave = 6;
+
+std::string name(memory_policy::mode m) {
     switch (m) {
         case memory_policy::mode::bind: return "bind";
         case memory_policy::mode::interleave: return "interleave";
         case memory_policy::mode::preferred: return "preferred";
-        case memory_policy::mode::local: break;
+        case memory_policy::mode::preferred_many: return "preferred_many";
+        case memory_policy::mode::weighted_interleave: return "weighted_interleave";
+        case memory_policy::mode::local: return "local";
     }
-    return "local";
+    return "mode " + std::to_string(static_cast<int>(m));
 }
+
+bool known(memory_policy::mode m) { return name(m).rfind("mode ", 0) != 0; }
 
 // Said in our words before the kernel sees it: it answers a bare EINVAL to bind or interleave
 // without nodes and to local with nodes, and it silently keeps only the first node of a
@@ -41,12 +49,15 @@ const char* name(memory_policy::mode m) {
 void check_shape(const memory_policy& p, const std::string& what) {
     using mode = memory_policy::mode;
     std::string why;
-    if (p.kind == mode::local && !p.nodes.empty()) why = "local takes no nodes";
+    if (!known(p.kind))
+        why = name(p.kind) + " is not a memory_policy::mode (expected local, bind, interleave, preferred, "
+                             "preferred_many or weighted_interleave)";
+    else if (p.kind == mode::local && !p.nodes.empty()) why = "local takes no nodes";
     else if (p.kind == mode::preferred && p.nodes.size() != 1)
         why = "preferred takes exactly one node, not " + std::to_string(p.nodes.size()) +
               " (use interleave or bind for several)";
-    else if ((p.kind == mode::bind || p.kind == mode::interleave) && p.nodes.empty())
-        why = std::string(name(p.kind)) + " needs at least one node";
+    else if (p.kind != mode::local && p.nodes.empty())
+        why = name(p.kind) + " needs at least one node";
     if (!why.empty()) detail::throw_error(errc::invalid_argument, what + ": " + why);
 }
 
@@ -84,6 +95,9 @@ std::vector<unsigned> parse_node_set(std::string_view text, std::span<const unsi
                 detail::check_node(n, what, allowed);
             } else if (n < allowed.size()) {
                 n = allowed[n];
+            } else if (allowed.empty()) {
+                detail::throw_error(errc::invalid_argument, what + ": relative node +" + std::to_string(n) +
+                                                                " does not exist: the allowed set is empty");
             } else {
                 detail::throw_error(errc::invalid_argument,
                                     what + ": relative node +" + std::to_string(n) + " does not exist: the allowed set {" +
@@ -108,7 +122,8 @@ memory_policy memory_policy::parse(mode kind, std::string_view node_set) {
 }
 
 memory_policy memory_policy::parse(mode kind, std::string_view node_set, std::span<const unsigned> allowed) {
-    const std::string what = std::string(name(kind)) + " node set " + detail::quote(node_set);
+    const std::string what = name(kind) + " node set " + detail::quote(node_set);
+    if (!known(kind)) check_shape(memory_policy{kind, {}}, what);
     if (kind == mode::local) {
         if (!node_set.empty()) detail::throw_error(errc::invalid_argument, what + ": local takes no nodes");
         return local();
@@ -119,7 +134,7 @@ memory_policy memory_policy::parse(mode kind, std::string_view node_set, std::sp
 }
 
 std::string memory_policy::to_string() const {
-    return nodes.empty() ? name(kind) : std::string(name(kind)) + "(" + format_list(nodes) + ")";
+    return nodes.empty() ? name(kind) : name(kind) + "(" + format_list(nodes) + ")";
 }
 
 std::string memory_policy::to_json() const {
@@ -134,15 +149,28 @@ void set_memory_policy(const memory_policy& p) {
     const auto allowed = detail::allowed_memory_nodes();
     for (unsigned n : p.nodes) detail::check_node(n, what, allowed);
     using mode = memory_policy::mode;
-    const int kernel_mode = p.kind == mode::bind         ? MPOL_BIND
-                            : p.kind == mode::interleave ? MPOL_INTERLEAVE
-                            : p.kind == mode::preferred  ? MPOL_PREFERRED
-                                                         : MPOL_DEFAULT;
+    const int kernel_mode = p.kind == mode::bind                  ? MPOL_BIND
+                            : p.kind == mode::interleave          ? MPOL_INTERLEAVE
+                            : p.kind == mode::preferred           ? MPOL_PREFERRED
+                            : p.kind == mode::preferred_many      ? mpol_preferred_many
+                            : p.kind == mode::weighted_interleave ? mpol_weighted_interleave
+                                                                  : MPOL_DEFAULT;
     const detail::node_mask mask = detail::mask_of(p.nodes);
     const bool no_nodes = p.nodes.empty();
     if (::syscall(SYS_set_mempolicy, kernel_mode, no_nodes ? nullptr : mask.data(),
-                  no_nodes ? 0 : detail::syscall_max_node) != 0)
+                  no_nodes ? 0 : detail::syscall_max_node) != 0) {
+        // A kernel without the mode answers EINVAL, as for a bad argument; the shape and the
+        // nodes are checked above, so here it means the mode.
+        if (errno == EINVAL && kernel_mode == mpol_preferred_many)
+            detail::throw_error(errc::not_supported,
+                                what + ": this kernel lacks MPOL_PREFERRED_MANY (Linux 5.15 or later); use preferred "
+                                       "with one node or bind");
+        if (errno == EINVAL && kernel_mode == mpol_weighted_interleave)
+            detail::throw_error(errc::not_supported,
+                                what + ": this kernel lacks MPOL_WEIGHTED_INTERLEAVE (Linux 6.9 or later); use "
+                                       "interleave");
         detail::throw_system_error(errno, what + ": set_mempolicy failed");
+    }
 }
 
 memory_policy current_memory_policy() {
@@ -161,11 +189,12 @@ memory_policy current_memory_policy() {
             return nodes.empty() ? memory_policy::local() : memory_policy{memory_policy::mode::preferred, std::move(nodes)};
         case MPOL_BIND: return memory_policy::bind(std::move(nodes));
         case MPOL_INTERLEAVE: return memory_policy::interleave(std::move(nodes));
+        case mpol_preferred_many: return memory_policy::preferred_many(std::move(nodes));
+        case mpol_weighted_interleave: return memory_policy::weighted_interleave(std::move(nodes));
         default: break;
     }
-    const char* known = kernel_mode == 5 ? " (MPOL_PREFERRED_MANY)" : kernel_mode == 6 ? " (MPOL_WEIGHTED_INTERLEAVE)" : "";
     detail::throw_error(errc::not_supported, "current_memory_policy: the thread's memory policy has mode " +
-                                                 std::to_string(kernel_mode) + known + " on nodes {" +
+                                                 std::to_string(kernel_mode) + " on nodes {" +
                                                  format_list(nodes) + "}, which memory_policy cannot express");
 }
 

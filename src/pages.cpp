@@ -448,7 +448,7 @@ namespace {
 double locality_of(const std::vector<int>& nodes, const void* ptr, std::size_t count, std::size_t element_size,
                    schedule s) {
     if (nodes.empty()) return 1.0;
-    const auto team = detail::run_team(count, s);
+    const auto team = detail::run_team(count, s, {}, "locality of " + std::to_string(count) + " elements");
     const auto expected = detail::unit_nodes(team, ptr, count * element_size, element_size, detail::base_page_bytes());
     std::size_t local = 0;
     for (std::size_t i = 0; i < nodes.size(); ++i)
@@ -522,7 +522,7 @@ void migrate(void* ptr, std::size_t bytes, const policy& p) {
         const schedule s = std::holds_alternative<first_touch>(p) ? std::get<first_touch>(p).sched : std::get<blocked>(p).sched;
         // Pages as the elements: the page decides anyway, and a loop over bytes would cost
         // O(bytes) for nothing.
-        const auto team = detail::run_team(count, s);
+        const auto team = detail::run_team(count, s, {}, what);
         const auto per_unit = detail::unit_nodes(team, ptr, bytes, page, unit);
         for (std::size_t i = 0; i < count; ++i)
             targets.push_back(per_unit[(first + i * page) / unit - reinterpret_cast<std::uintptr_t>(ptr) / unit]);

@@ -2,6 +2,7 @@
 
 #include <ccnuma/binding.hpp>
 #include <ccnuma/detail/format.hpp>
+#include <ccnuma/detail/parallel.hpp>
 #include <ccnuma/detail/throw_error.hpp>
 #include <ccnuma/placement.hpp>
 #include <ccnuma/topology.hpp>
@@ -130,9 +131,26 @@ std::size_t team_layout::smallest_share() const noexcept {
     return smallest;
 }
 
+int max_team_threads() noexcept {
+    const int per_cpu = 64 * std::max(1, omp_get_num_procs());
+    return std::max(1, std::min(omp_get_thread_limit(), std::max(256, per_cpu)));
+}
+
+int team_size(const schedule& s, std::string_view operation) {
+    if (s.threads == 0) return std::max(1, omp_get_max_threads());
+    const int limit = max_team_threads();
+    if (s.threads > static_cast<unsigned>(limit))
+        throw_error(errc::invalid_argument,
+                    std::string(operation) + ": a team of " + std::to_string(s.threads) +
+                        " threads is more than this process can start (valid: threads(1) to threads(" +
+                        std::to_string(limit) + "), 64 per available CPU and at most OMP_THREAD_LIMIT, or 0 for "
+                        "the OpenMP default of " + std::to_string(std::max(1, omp_get_max_threads())) + ")");
+    return static_cast<int>(s.threads);
+}
+
 team_layout run_team(std::size_t elements, const schedule& s,
-                     const std::function<void(unsigned, const team_layout&)>& in_thread) {
-    const unsigned requested = s.threads != 0 ? s.threads : static_cast<unsigned>(std::max(1, omp_get_max_threads()));
+                     const std::function<void(unsigned, const team_layout&)>& in_thread, std::string_view operation) {
+    const auto requested = static_cast<unsigned>(team_size(s, operation));
     team_layout team;
     team.elements = elements;
     team.chunk = s.chunk;
@@ -331,13 +349,16 @@ void apply(void* ptr, std::size_t bytes, const policy& p, std::size_t element_si
     };
     if (const auto* ft = std::get_if<first_touch>(&p)) {
         const std::size_t n = bytes / element_size + (bytes % element_size ? 1 : 0);
-        auto team = detail::run_team(n, ft->sched, [&](unsigned t, const detail::team_layout& layout) {
-            touch_units(layout, t, static_cast<char*>(ptr), bytes, element_size, unit);
-        });
+        auto team = detail::run_team(
+            n, ft->sched,
+            [&](unsigned t, const detail::team_layout& layout) {
+                touch_units(layout, t, static_cast<char*>(ptr), bytes, element_size, unit);
+            },
+            what);
         warn_small_chunks(team, bytes, element_size, unit, p);
     } else if (const auto* bl = std::get_if<blocked>(&p)) {
         const std::size_t n = bytes / element_size + (bytes % element_size ? 1 : 0);
-        const auto team = detail::run_team(n, bl->sched);
+        const auto team = detail::run_team(n, bl->sched, {}, what);
         warn_small_chunks(team, bytes, element_size, unit, p);
         const auto nodes = detail::unit_nodes(team, ptr, bytes, element_size, unit);
         // One mbind per run of units with the same node.
@@ -426,12 +447,56 @@ void deallocate(void* ptr, std::size_t bytes, const policy& p, std::size_t align
     ::munmap(ptr, mapping_length(bytes, page_kind(p)));
 }
 
+namespace {
+
+// Whether [begin, end) is covered by mappings without a gap, each writable where `writable`:
+// /proc/self/maps, because first_touch writes every page (a fault there is a SIGSEGV, not an
+// errno), and mbind reports a hole only for part of the policies.
+bool mapped(std::uintptr_t begin, std::uintptr_t end, bool writable) {
+    std::FILE* maps = std::fopen("/proc/self/maps", "r");
+    if (maps == nullptr) return true;  // no procfs: the kernel calls still report EFAULT
+    std::uintptr_t covered = begin;
+    char line[512];
+    while (covered < end && std::fgets(line, sizeof line, maps) != nullptr) {
+        unsigned long lo = 0, hi = 0;
+        char perms[8] = {};
+        if (std::sscanf(line, "%lx-%lx %7s", &lo, &hi, perms) != 3) continue;
+        if (hi <= covered) continue;
+        if (lo > covered) break;  // a hole (the lines are sorted by address)
+        if (writable && perms[1] != 'w') break;
+        covered = hi;
+    }
+    std::fclose(maps);
+    return covered >= end;
+}
+
+}  // namespace
+
 void place(void* ptr, std::size_t bytes, const policy& p, std::size_t element_size) {
-    if (reinterpret_cast<std::uintptr_t>(ptr) % detail::base_page_bytes() != 0)
-        detail::throw_error(errc::invalid_argument, "place " + to_string(p) + " of " + detail::human_bytes(bytes) +
-                                                        ": the address is not page-aligned (expected a multiple of " +
-                                                        std::to_string(detail::base_page_bytes()) + ")");
+    char at[32];
+    std::snprintf(at, sizeof at, "%p", ptr);
+    const std::string what = "place " + to_string(p) + " of " + detail::human_bytes(bytes) + " at " + at;
+    const std::size_t page = detail::base_page_bytes();
+    const auto begin = reinterpret_cast<std::uintptr_t>(ptr);
+    if (begin % page != 0)
+        detail::throw_error(errc::invalid_argument, what + ": the address is not page-aligned (expected a multiple of " +
+                                                        std::to_string(page) + ")");
+    if (bytes == 0) return;
+    // The range must end inside the address space, its last page included.
+    if (bytes > std::numeric_limits<std::uintptr_t>::max() - begin - (page - 1))
+        detail::throw_error(errc::invalid_argument,
+                            what + ": the range runs past the end of the address space (valid: at most " +
+                                std::to_string(std::numeric_limits<std::uintptr_t>::max() - begin - (page - 1)) +
+                                " bytes from this address)");
+    if (ptr == nullptr) detail::throw_error(errc::invalid_argument, what + ": the address is null");
     (void)target_nodes(p, bytes);
+    const bool writes = std::holds_alternative<first_touch>(p);
+    if (!mapped(begin, begin + bytes, writes))
+        detail::throw_error(errc::invalid_argument,
+                            what + (writes ? ": the range is not (entirely) mapped writable memory (first_touch writes "
+                                             "every page; expected memory from mmap or allocate)"
+                                           : ": the range is not (entirely) mapped memory (expected memory from mmap "
+                                             "or allocate)"));
     apply(ptr, bytes, p, element_size);
 }
 

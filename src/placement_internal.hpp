@@ -11,6 +11,7 @@
 #include <functional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace ccnuma::detail {
@@ -61,9 +62,11 @@ struct team_layout {
 /// Runs a parallel region of s.threads (or omp_get_max_threads()) threads over `elements`.
 /// Each thread binds to the binding plan if one is set and covers it, records its node, takes
 /// part in the static loop, then calls in_thread(thread, layout) after a barrier. An exception
-/// thrown by in_thread is carried out of the region and rethrown.
+/// thrown by in_thread is carried out of the region and rethrown. A team larger than
+/// max_team_threads() is refused with an error that names `operation`.
 team_layout run_team(std::size_t elements, const schedule& s,
-                     const std::function<void(unsigned, const team_layout&)>& in_thread = {});
+                     const std::function<void(unsigned, const team_layout&)>& in_thread = {},
+                     std::string_view operation = "a parallel team");
 
 /// Sends a diagnostic to the handler of set_diagnostic_handler().
 void diagnose(const std::string& message);

@@ -356,6 +356,33 @@ std::size_t synthetic_pus(const std::string& text) {
     return product;
 }
 
+// A format-2 hwloc XML file must hold an object of type "NUMANode"; hwloc 2 makes one up for a
+// format-1 export (v1 had none where a machine had a single memory), so only v2 is checked.
+bool xml_lacks_required_numa_node(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    std::string chunk(1 << 16, '\0'), carry;
+    bool first = true;
+    while (in.read(chunk.data(), static_cast<std::streamsize>(chunk.size())) || in.gcount() > 0) {
+        const std::string text = carry + chunk.substr(0, static_cast<std::size_t>(in.gcount()));
+        if (first && text.find("<topology version=\"2") == std::string::npos) return false;
+        first = false;
+        if (text.find("\"NUMANode\"") != std::string::npos) return false;
+        carry = text.substr(text.size() > 16 ? text.size() - 16 : 0);
+    }
+    return !first;
+}
+
+const char* file_type_name(std::filesystem::file_type t) {
+    switch (t) {
+        case std::filesystem::file_type::directory: return "a directory";
+        case std::filesystem::file_type::character: return "a character device";
+        case std::filesystem::file_type::block: return "a block device";
+        case std::filesystem::file_type::fifo: return "a FIFO";
+        case std::filesystem::file_type::socket: return "a socket";
+        default: return "not a regular file";
+    }
+}
+
 }  // namespace
 
 topology topology::load(const topology_options& options) {
@@ -401,14 +428,22 @@ topology topology::load(const topology_options& options) {
         t.source_ = topology_source::xml;
         t.description_ = source;
         check_xml_file(source, source_name);
+        // hwloc prints "Topology does not contain any NUMA node, aborting!" itself and fails
+        // with a stale errno; say it in one line, before hwloc sees the file.
+        if (xml_lacks_required_numa_node(source))
+            detail::throw_error(errc::topology, "hwloc XML file " + detail::quote(source, 256) + " from " + source_name +
+                                                    " has no NUMA node, which hwloc requires (export a whole "
+                                                    "machine with: lstopo machine.xml)");
         if (hwloc_topology_set_xml(raw, source.c_str()) != 0)
             detail::throw_error(errc::topology, "cannot read hwloc XML file " + detail::quote(source, 256) +
                                                     " from " + source_name +
                                                     " (export one with: lstopo machine.xml)");
-    } else if (std::filesystem::exists(source, ec)) {
-        detail::throw_error(errc::topology, source_name + " names " + detail::quote(source, 256) +
-                                                ", which is not a regular file (expected an hwloc XML file or "
-                                                "a synthetic description such as \"pack:2 core:4 pu:2\")");
+    } else if (const auto kind = std::filesystem::status(source, ec).type();
+               kind != std::filesystem::file_type::not_found && kind != std::filesystem::file_type::none) {
+        detail::throw_error(errc::topology, source_name + " names " + detail::quote(source, 256) + ", which is " +
+                                                file_type_name(kind) +
+                                                ", not an XML file (expected an hwloc XML file or a synthetic "
+                                                "description such as \"pack:2 core:4 pu:2\")");
     } else if (looks_like_path(source)) {
         detail::throw_error(errc::topology, source_name + " names XML file " + detail::quote(source, 256) +
                                                 ", which does not exist (expected an existing hwloc XML "
@@ -426,8 +461,12 @@ topology topology::load(const topology_options& options) {
                                                     " (expected hwloc synthetic syntax such as "
                                                     "\"pack:2 numa:2 core:8 pu:2\"; the last level must be pu)");
     }
-    if (hwloc_topology_load(raw) != 0)
+    if (hwloc_topology_load(raw) != 0) {
+        if (t.source_ == topology_source::xml)
+            detail::throw_error(errc::topology, "hwloc rejected the XML file " + detail::quote(source, 256) + " from " +
+                                                    source_name + " (check it with: lstopo --input " + source + ")");
         detail::throw_system_error(errno, "loading the topology of " + t.description_);
+    }
     t.this_system_ = hwloc_topology_is_thissystem(raw) != 0;
     if (t.source_ == topology_source::system && !t.this_system_) t.description_ = "another machine (hwloc environment)";
     check_pu_limits(raw, t.description_);

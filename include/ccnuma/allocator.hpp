@@ -29,8 +29,19 @@ namespace ccnuma {
 
 /// A standard allocator whose blocks are placed by `Policy` (any type of placement.hpp), with
 /// the static partition taken over elements of type T.
+namespace detail {
+// A wrong policy type says so in one line; as a base, so that the allocator itself stays a
+// complete class and the container using it adds no cascade of errors.
+template <class Policy>
+struct allocator_policy_check {
+    static_assert(placement_policy<Policy>,
+                  "ccnuma::allocator<T, Policy>: Policy must be a placement policy: first_touch, blocked, interleave, "
+                  "on_node, preferred or ccnuma::policy");
+};
+}  // namespace detail
+
 template <class T, class Policy = first_touch>
-class allocator {
+class allocator : detail::allocator_policy_check<Policy> {
 public:
     using value_type = T;
     using policy_type = Policy;

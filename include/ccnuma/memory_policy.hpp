@@ -31,6 +31,9 @@ struct memory_policy {
         bind,        ///< MPOL_BIND: only on `nodes`; allocation fails when they are full
         interleave,  ///< MPOL_INTERLEAVE: page by page, round-robin over `nodes`
         preferred,   ///< MPOL_PREFERRED: on the one node in `nodes` while it has memory, else elsewhere
+        preferred_many,       ///< MPOL_PREFERRED_MANY (Linux 5.15): on the nearest of `nodes` with free memory, else elsewhere
+        weighted_interleave,  ///< MPOL_WEIGHTED_INTERLEAVE (Linux 6.9): interleave weighted by
+                              ///< /sys/kernel/mm/mempolicy/weighted_interleave/node<N>
     };
     mode kind = mode::local;
     std::vector<unsigned> nodes;  ///< OS node indices, ascending: none for local, one for preferred
@@ -39,6 +42,10 @@ struct memory_policy {
     static memory_policy bind(std::vector<unsigned> nodes) { return {mode::bind, std::move(nodes)}; }
     static memory_policy interleave(std::vector<unsigned> nodes) { return {mode::interleave, std::move(nodes)}; }
     static memory_policy preferred(unsigned node) { return {mode::preferred, {node}}; }
+    static memory_policy preferred_many(std::vector<unsigned> nodes) { return {mode::preferred_many, std::move(nodes)}; }
+    static memory_policy weighted_interleave(std::vector<unsigned> nodes) {
+        return {mode::weighted_interleave, std::move(nodes)};
+    }
 
     /// Parses the argument of numactl's --membind, --interleave or --preferred (parse_node_set())
     /// into a policy of `kind`, against this process's allowed nodes or `allowed`. Throws
@@ -48,7 +55,8 @@ struct memory_policy {
     static memory_policy parse(mode kind, std::string_view node_set);
     static memory_policy parse(mode kind, std::string_view node_set, std::span<const unsigned> allowed);
 
-    /// "local", "bind(2-3)", "interleave(0-3)", "preferred(1)".
+    /// "local", "bind(2-3)", "interleave(0-3)", "preferred(1)", "preferred_many(0-1)",
+    /// "weighted_interleave(0-3)"; "mode 42" for a value outside the enumeration.
     std::string to_string() const;
     /// {"mode":"interleave","nodes":[0,1,2,3]}
     std::string to_json() const;
@@ -80,12 +88,14 @@ std::vector<unsigned> parse_node_set(std::string_view text, std::span<const unsi
 /// programs it execs inherit it. Threads that already exist keep theirs, and so does an OpenMP
 /// runtime's pool, so call it before the first parallel region (or let ccnuma-run set it).
 /// Throws ccnuma::error for a node that is not allowed, for preferred with other than one node,
-/// for bind or interleave with none, and when the kernel refuses.
+/// for bind, interleave, preferred_many or weighted_interleave with none, for a mode value
+/// outside the enumeration, and when the kernel refuses (errc::not_supported where it lacks
+/// preferred_many or weighted_interleave).
 void set_memory_policy(const memory_policy& p);
 
 /// The calling thread's default memory policy (get_mempolicy(2)). MPOL_LOCAL, and MPOL_PREFERRED
 /// without a node, are reported as local, which they are. Throws ccnuma::error
-/// (errc::not_supported) for a mode this type cannot express (MPOL_PREFERRED_MANY and newer).
+/// (errc::not_supported) for a mode this type cannot express (newer than MPOL_WEIGHTED_INTERLEAVE).
 memory_policy current_memory_policy();
 
 }  // namespace ccnuma

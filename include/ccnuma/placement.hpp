@@ -18,6 +18,7 @@
 #include <functional>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <variant>
 #include <vector>
 
@@ -95,6 +96,13 @@ struct preferred {
 
 /// Any of the policies, for interfaces that take one at run time.
 using policy = std::variant<first_touch, blocked, interleave, on_node, preferred>;
+
+/// The types that place memory: each policy above, a type derived from one (to fix its
+/// settings), or the variant of them. Templates that take a policy (allocator) check it with
+/// this concept, so that a wrong type is one line naming the valid ones instead of an error
+/// deep inside the template.
+template <class P>
+concept placement_policy = std::is_convertible_v<const P&, policy>;
 
 /// "first_touch", "blocked(chunk=4)", "interleave(0,2)", "on_node(1)", "preferred(0)", with
 /// ",huge" for huge pages.

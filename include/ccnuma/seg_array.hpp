@@ -25,10 +25,13 @@
 /// seg::per_node, else omp_get_max_threads(). With the default, segment s is thread s's.
 
 #include <ccnuma/detail/parallel.hpp>
+#include <ccnuma/detail/throw_error.hpp>
 #include <ccnuma/padded.hpp>
 #include <ccnuma/pages.hpp>
 #include <ccnuma/placement.hpp>
 #include <ccnuma/topology.hpp>
+// Not a forward declaration: segments(v) of a ccnuma::vector must work with this header alone.
+#include <ccnuma/vector.hpp>
 
 #include <omp.h>
 
@@ -50,9 +53,6 @@
 #include <vector>
 
 namespace ccnuma {
-
-template <class T, class Policy>
-class vector;
 
 /// How many segments a seg_array has: one per thread of the team (seg::per_thread, the
 /// default), one per NUMA node with CPUs (seg::per_node), or a count (seg::count(7)).
@@ -670,7 +670,7 @@ private:
         size_type count = 0;
         switch (segs.by) {
         case segmentation::kind::per_thread:
-            count = static_cast<size_type>(detail::team_threads(owners));
+            count = static_cast<size_type>(detail::team_threads(owners, "ccnuma::seg_array"));
             break;
         case segmentation::kind::per_node: {
             for (const auto& node : topology::current().numa_nodes()) count += node.cpus.empty() ? 0 : 1;
@@ -686,7 +686,7 @@ private:
         }
         // The team is fixed now, so that every later operation gives segment s the same thread.
         if (owners.threads == 0)
-            owners.threads = segs.by == segmentation::kind::count ? static_cast<unsigned>(detail::team_threads(owners))
+            owners.threads = segs.by == segmentation::kind::count ? static_cast<unsigned>(detail::team_threads(owners, "ccnuma::seg_array"))
                                                                   : static_cast<unsigned>(count);
         policy_ = detail::with_schedule(placed, owners);
 
@@ -696,9 +696,10 @@ private:
         l->q = n / count;
         l->r = n % count;
         l->owners = owners;
-        const size_type unit = unit_bytes(pad);
+        const size_type unit = unit_bytes(pad, n, count);
         const size_type largest = l->q + (l->r != 0 ? 1 : 0);
         if (largest > std::numeric_limits<size_type>::max() / sizeof(T) ||
+            largest * sizeof(T) > std::numeric_limits<size_type>::max() - (unit - 1) ||
             detail::round_up(largest * sizeof(T), unit) > std::numeric_limits<size_type>::max() / count - unit)
             throw std::length_error("ccnuma::seg_array: " + std::to_string(n) + " elements of " +
                                     std::to_string(sizeof(T)) + " bytes in " + std::to_string(count) +
@@ -712,7 +713,7 @@ private:
         allocate();
     }
 
-    size_type unit_bytes(ccnuma::padding pad) const {
+    size_type unit_bytes(ccnuma::padding pad, size_type n, size_type count) const {
         size_type unit = alignof(T);
         switch (pad.to) {
         case padding::kind::none:
@@ -725,9 +726,19 @@ private:
             unit = page_kind(policy_) == pages::huge ? std::size_t{2} << 20 : support().page_size;
             break;
         }
-        case padding::kind::bytes:
+        case padding::kind::bytes: {
+            // Rounded up to alignof(T), a padding near SIZE_MAX would wrap to 0; and no padded
+            // segment larger than the address space over the segments can ever be allocated.
+            const size_type largest = std::numeric_limits<size_type>::max() / count / 2 / alignof(T) * alignof(T);
+            if (pad.count > largest)
+                detail::throw_error(errc::invalid_argument,
+                                    "seg_array of " + std::to_string(n) + " elements in " + std::to_string(count) +
+                                        " segments: pad::bytes(" + std::to_string(pad.count) +
+                                        ") does not fit the address space (valid: pad::bytes(0) to pad::bytes(" +
+                                        std::to_string(largest) + "))");
             unit = std::max<size_type>(pad.count, 1);
             break;
+        }
         }
         return detail::round_up(unit, alignof(T));
     }

@@ -141,7 +141,7 @@ typename Node::value_type fold_node(const Node& e, Fold fold, const char* what, 
         throw std::length_error(std::string("ccnuma: ") + what + " of an empty range (it needs at least one element)");
     }
     const ccnuma::schedule s = e.placed_by() ? *e.placed_by() : ccnuma::schedule{};
-    const int requested = team_threads(s);
+    const int requested = team_threads(s, what);
     std::vector<fold_slot<V>> partial(static_cast<std::size_t>(requested));
     unsigned threads = 1;
     std::atomic<bool> failed{false};

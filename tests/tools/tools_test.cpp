@@ -10,7 +10,9 @@
 #include "../support/run.hpp"
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -88,7 +90,7 @@ TEST(Golden, InfoOnAnXmlMachine) {
 
 TEST(BadInput, SpecsGetOneLineThatPointsAtTheToken) {
     const std::vector<std::pair<std::string, std::string>> cases = {
-        {"", "no binding spec"},
+        {"", "--bind needs a spec, e.g. --bind 4,scatter (the value given is empty)"},  // issue 17, item 8
         {"4,", "missing strategy at position 2"},
         {"0,scatter", "thread count 0 at position 0"},
         {"-1,compact", "\"-1\" at position 0 is not a positive integer"},
@@ -258,8 +260,9 @@ TEST(PrintPlan, ShowsTheMemoryPolicyAsTextAndJson) {
     EXPECT_EQ(policy_only("--preferred=1"), "memory policy: preferred(1)\n");
     EXPECT_EQ(policy_only("-p '!+0-2'"), "memory policy: preferred(3)\n");
     EXPECT_EQ(policy_only("--localalloc"), "memory policy: local\n");
-    EXPECT_EQ(policy_only("-i all --json"), "{\"memory_policy\":{\"mode\":\"interleave\",\"nodes\":[0,1,2,3]}}\n");
-    EXPECT_EQ(policy_only("-l --json"), "{\"memory_policy\":{\"mode\":\"local\",\"nodes\":[]}}\n");
+    EXPECT_EQ(policy_only("-i all --json"),
+              "{\"schema_version\":1,\"memory_policy\":{\"mode\":\"interleave\",\"nodes\":[0,1,2,3]}}\n");
+    EXPECT_EQ(policy_only("-l --json"), "{\"schema_version\":1,\"memory_policy\":{\"mode\":\"local\",\"nodes\":[]}}\n");
 
     // With a binding, the plan's output is unchanged and the policy comes last.
     const auto plan = run(four_nodes + run_tool + " --bind 4,scatter --print-plan");
@@ -275,6 +278,193 @@ TEST(PrintPlan, ShowsTheMemoryPolicyAsTextAndJson) {
     // On this machine the node sets are this machine's allowed nodes.
     const auto here = run(run_tool + " -i all --print-plan");
     EXPECT_EQ(here.out, "memory policy: interleave(" + ccnuma::format_list(ccnuma::parse_node_set("all")) + ")\n");
+}
+
+// Issue 17, item 9: a directory, /dev/zero or a FIFO was "an XML file which does not exist", and
+// an XML without NUMA nodes printed hwloc's abort line plus "No such file or directory".
+TEST(Issue17, TopologySourcesThatAreNotXmlFilesAreNamedAsWhatTheyAre) {
+    for (const auto& tool : {info, run_tool}) {
+        const std::string name = tool == info ? "ccnuma-info" : "ccnuma-run";
+        const std::string args = tool == info ? "" : " --bind 1,compact --print-plan";
+        expect_one_line_error(run("CCNUMA_TOPOLOGY=" + quote(::testing::TempDir()) + " " + tool + args), name,
+                              "\", which is a directory, not an XML file");
+        expect_one_line_error(run("CCNUMA_TOPOLOGY=/dev/zero " + tool + args), name,
+                              "CCNUMA_TOPOLOGY names \"/dev/zero\", which is a character device, not an XML file");
+        const std::string fifo = ::testing::TempDir() + "ccnuma_topology_fifo.xml";
+        std::remove(fifo.c_str());
+        ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+        expect_one_line_error(run("CCNUMA_TOPOLOGY=" + quote(fifo) + " " + tool + args), name,
+                              "which is a FIFO, not an XML file");
+        std::remove(fifo.c_str());
+        const auto no_numa = run("CCNUMA_TOPOLOGY=topologies/no-numa-node.xml " + tool + args);
+        expect_one_line_error(no_numa, name,
+                              "hwloc XML file \"topologies/no-numa-node.xml\" from CCNUMA_TOPOLOGY has no NUMA node, "
+                              "which hwloc requires (export a whole machine with: lstopo machine.xml)");
+        EXPECT_EQ(no_numa.err.find("No such file or directory"), std::string::npos) << no_numa.err;
+    }
+}
+
+// --- issue 17: numactl's conventions in ccnuma-run -----------------------------------------
+
+// env(1) and the shell: 127 when the command does not exist, 126 when it exists but cannot run.
+TEST(Issue17, RunExitStatus126ForFoundButNotExecutable) {
+    const std::string plain = ::testing::TempDir() + "ccnuma_run_not_executable";
+    std::ofstream(plain) << "data\n";
+    const result not_executable = run(run_tool + " -l -- " + quote(plain));
+    expect_one_line_error(not_executable, "ccnuma-run", "cannot execute \"" + plain + "\": Permission denied");
+    EXPECT_EQ(not_executable.status, 126);
+    const result directory = run(run_tool + " -l -- " + quote(::testing::TempDir()));
+    EXPECT_EQ(directory.status, 126) << directory.err;
+    std::remove(plain.c_str());
+    EXPECT_EQ(run(run_tool + " -l -- /nonexistent/program").status, 127);
+    EXPECT_EQ(run(run_tool + " -l -- no-such-command-ccnuma").status, 127);
+}
+
+// numactl rejects two policies; a repeated --bind or CPU option was applied silently (the last).
+TEST(Issue17, RunConflictingAndRepeatedOptionsAreUsageErrors) {
+    expect_error_status(run(run_tool + " --bind 2,scatter --bind 4,compact --print-plan"), 2,
+                        "--bind given twice (\"2,scatter\" and \"4,compact\"); give one spec");
+    expect_error_status(run(run_tool + " -i all -w all echo ran"), 2,
+                        "give at most one memory policy option, not --interleave and --weighted-interleave");
+    expect_error_status(run(run_tool + " -P 0 -p 0 echo ran"), 2, "not --preferred-many and --preferred");
+    expect_error_status(run(run_tool + " -C 0 -N 0 echo ran"), 2,
+                        "give at most one CPU option, not --physcpubind and --cpunodebind");
+    expect_error_status(run(run_tool + " -s -i all"), 2, "--show shows this process and runs nothing");
+}
+
+// Issue 17, item 8: an empty value given explicitly is a usage error in every spelling; only an
+// empty CCNUMA_BIND means "not set" (as for the OMP_* variables, docs/binding.md).
+TEST(Issue17, RunEmptyValuesAreUsageErrors) {
+    expect_error_status(run("CCNUMA_BIND=2,scatter " + run_tool + " --bind '' --print-plan"), 2,
+                        "--bind needs a spec, e.g. --bind 4,scatter (the value given is empty)");
+    expect_error_status(run(run_tool + " --bind= --print-plan"), 2, "--bind= needs a spec");
+    expect_error_status(run(run_tool + " -b '' --print-plan"), 2, "--bind needs a spec");
+    expect_error_status(run(run_tool + " --membind '' echo ran"), 2, "--membind needs a node set, e.g. --membind 0-1");
+    expect_error_status(run(run_tool + " --membind= echo ran"), 2, "--membind= needs a node set, e.g. --membind=0-1");
+    expect_error_status(run(run_tool + " -C '' echo ran"), 2, "--physcpubind needs a CPU list");
+    const auto unset = run(four_nodes + "CCNUMA_BIND= " + run_tool + " -i all --print-plan");
+    EXPECT_EQ(unset.status, 0) << unset.err;
+    EXPECT_EQ(unset.out, "memory policy: interleave(0-3)\n");
+}
+
+// getopt_long, as numactl parses: glued short values, clusters, unique prefixes, --opt=value.
+TEST(Issue17, RunParsesOptionsAsGetoptLongDoes) {
+    auto policy = [](const std::string& args) {
+        const auto r = run(four_nodes + run_tool + " " + args + " --print-plan");
+        EXPECT_EQ(r.status, 0) << args << ": " << r.err;
+        return r.out;
+    };
+    EXPECT_EQ(policy("-i0-1"), "memory policy: interleave(0-1)\n");
+    EXPECT_EQ(policy("-qi 2"), "memory policy: interleave(2)\n");
+    EXPECT_EQ(policy("--inter=1-2"), "memory policy: interleave(1-2)\n");
+    EXPECT_EQ(policy("--memb 3"), "memory policy: bind(3)\n");
+    EXPECT_EQ(policy("--preferred=1"), "memory policy: preferred(1)\n");  // exact beats --preferred-many
+    expect_error_status(run(run_tool + " --pre 0 echo ran"), 2,
+                        "ambiguous option \"--pre\" (could be --preferred, --preferred-many)");
+    expect_error_status(run(run_tool + " --verify=yes echo ran"), 2, "option \"--verify=yes\" takes no value");
+    expect_error_status(run(run_tool + " -x echo ran"), 2, "unknown option \"-x\"");
+    // The command's own options are its own.
+    const auto r = run(run_tool + " -l -- echo -n -i");
+    EXPECT_EQ(r.status, 0) << r.err;
+    EXPECT_EQ(r.out, "-i");
+    const auto no_dashes = run(run_tool + " -l echo -b x");
+    EXPECT_EQ(no_dashes.out, "-b x\n");
+}
+
+TEST(Issue17, RunHasHelpAndVersion) {
+    const auto help = run(run_tool + " --help");
+    EXPECT_EQ(help.status, 0);
+    EXPECT_EQ(help.out.rfind("usage: ccnuma-run ", 0), 0u) << help.out;
+    EXPECT_NE(help.out.find("--physcpubind"), std::string::npos);
+    const auto version = run(run_tool + " --version");
+    EXPECT_EQ(version.status, 0);
+    EXPECT_EQ(version.out, std::string("ccnuma-run (ccnuma) ") + ccnuma::library_version() + "\n");
+    EXPECT_EQ(run(run_tool + " -V").out, version.out);
+}
+
+// numactl parity: -C/--physcpubind, -N/--cpunodebind, --preferred-many, --weighted-interleave, -s.
+TEST(Issue17, RunSpeaksNumactl) {
+    // -N narrows the plan to the node's CPUs (node 1 of four holds PUs 4-7).
+    const auto plan = run(four_nodes + run_tool + " -N 1 --bind 4,compact --print-plan --json");
+    ASSERT_EQ(plan.status, 0) << plan.err;
+    const auto doc = nlohmann::json::parse(plan.out);
+    ASSERT_EQ(doc.at("threads").size(), 4u);
+    for (const auto& t : doc.at("threads")) {
+        EXPECT_GE(t.at("pu").get<unsigned>(), 4u);
+        EXPECT_LE(t.at("pu").get<unsigned>(), 7u);
+    }
+    const auto pcpu = run(four_nodes + run_tool + " --physcpubind=+1,3 --bind 2,compact --print-plan --json");
+    ASSERT_EQ(pcpu.status, 0) << pcpu.err;
+    const auto pus = nlohmann::json::parse(pcpu.out).at("threads");
+    EXPECT_EQ(pus.at(0).at("pu"), 1);
+    EXPECT_EQ(pus.at(1).at("pu"), 3);
+    expect_error_status(run(four_nodes + run_tool + " -C 99 --bind 2,compact --print-plan"), 1,
+                        "--physcpubind \"99\": CPU 99 is not in the allowed set {0-15}");
+    expect_error_status(run(four_nodes + run_tool + " -N 7 --bind 2,compact --print-plan"), 1,
+                        "node set \"7\": node 7 is not in the allowed set {0-3}");
+
+    // On this machine, the command runs on the CPUs given.
+    const std::string first = ccnuma::format_list(std::vector<unsigned>{ccnuma::topology::current().allowed_cpus().front()});
+    const auto pinned = run(run_tool + " -C " + first + " -- grep Cpus_allowed_list /proc/self/status");
+    EXPECT_EQ(pinned.status, 0) << pinned.err;
+    EXPECT_EQ(pinned.out, "Cpus_allowed_list:\t" + first + "\n");
+    const auto by_node = run(run_tool + " --cpunodebind=+0 -- grep Cpus_allowed_list /proc/self/status");
+    EXPECT_EQ(by_node.status, 0) << by_node.err;
+    EXPECT_EQ(by_node.out, "Cpus_allowed_list:\t" + ccnuma::format_list(ccnuma::topology::current().numa_nodes().front().cpus) + "\n");
+
+    EXPECT_EQ(run(four_nodes + run_tool + " -P 1-2 --print-plan").out, "memory policy: preferred_many(1-2)\n");
+    EXPECT_EQ(run(four_nodes + run_tool + " --weighted-interleave=all --print-plan").out,
+              "memory policy: weighted_interleave(0-3)\n");
+    // The kernel's own view of what the command inherited, or the kernel named when it lacks it.
+    const std::string node = std::to_string(ccnuma::parse_node_set("all").front());
+    const auto weighted = run(run_tool + " -w " + node + " -- head -n 1 /proc/self/numa_maps");
+    if (weighted.status == 0) EXPECT_NE(weighted.out.find(" weighted interleave:" + node), std::string::npos) << weighted.out;
+    else expect_error_status(weighted, 1, "this kernel lacks MPOL_WEIGHTED_INTERLEAVE (Linux 6.9 or later)");
+    const auto many = run(run_tool + " --preferred-many " + node + " -- head -n 1 /proc/self/numa_maps");
+    if (many.status == 0) EXPECT_NE(many.out.find(" prefer (many):" + node), std::string::npos) << many.out;
+    else expect_error_status(many, 1, "this kernel lacks MPOL_PREFERRED_MANY (Linux 5.15 or later)");
+
+    // -s/--show, as numactl --show prints it, and as JSON.
+    const auto shown = run(run_tool + " --interleave=" + node + " -- " + run_tool + " --show");
+    ASSERT_EQ(shown.status, 0) << shown.err;
+    EXPECT_EQ(shown.out.rfind("policy: interleave(" + node + ")\nphyscpubind: ", 0), 0u) << shown.out;
+    EXPECT_NE(shown.out.find("\nmembind: "), std::string::npos);
+    EXPECT_NE(shown.out.find("\nbinding spec: none\n"), std::string::npos) << shown.out;
+    const auto shown_json = run("CCNUMA_BIND=1,compact " + run_tool + " -s --json");
+    ASSERT_EQ(shown_json.status, 0) << shown_json.err;
+    const auto show_doc = nlohmann::json::parse(shown_json.out);
+    EXPECT_EQ(show_doc.at("schema_version"), 1);
+    EXPECT_EQ(show_doc.at("memory_policy").at("mode"), "local");
+    EXPECT_EQ(show_doc.at("binding_spec"), "1,compact");
+    EXPECT_FALSE(show_doc.at("physcpubind").empty());
+}
+
+// Issue 17, item 3: an oversubscribed plan of 50000 threads made libgomp exit the process
+// ("Thread creation failed"); the library's one team-size check refuses it first.
+TEST(Issue17, RunRefusesAPlanBeyondTheThreadsThisProcessCanStart) {
+    for (const char* tail : {" --verify", " -- true"}) {
+        const auto r = run(run_tool + " --bind 50000,compact --oversubscribe" + tail);
+        expect_error_status(r, 1, "ccnuma-run: plan 50000,compact of 50000 threads: a team of 50000 threads is more "
+                                  "than this process can start (valid: threads(1) to threads(");
+    }
+    // The library's own check, where binding_report() starts the plan's threads.
+    const auto inside = run("CCNUMA_BIND=50000,compact CCNUMA_OVERSUBSCRIBE=1 " + run_tool + " --internal-self-check");
+    expect_error_status(inside, 1, "ccnuma-run: binding_report of a plan of 50000 threads: a team of 50000 threads");
+    // Planning for another machine starts nothing, so any plan prints.
+    const auto planned = run("CCNUMA_TOPOLOGY='pack:2 core:2 pu:1' " + run_tool +
+                             " --bind 50000,compact --oversubscribe --print-plan --json");
+    EXPECT_EQ(planned.status, 0) << planned.err;
+}
+
+// Every JSON document has a schema version key, read here with the library the tool writes with.
+TEST(Issue17, RunJsonHasASchemaVersion) {
+    const auto r = run(four_nodes + run_tool + " --bind 4,scatter --membind=+1-2 --print-plan --json");
+    ASSERT_EQ(r.status, 0) << r.err;
+    const auto doc = nlohmann::ordered_json::parse(r.out);
+    EXPECT_EQ(doc.begin().key(), "schema_version");
+    EXPECT_EQ(doc.at("schema_version"), 1);
+    EXPECT_EQ(doc.at("threads").size(), 4u);
+    EXPECT_EQ(doc.at("memory_policy").at("nodes"), nlohmann::ordered_json::array({1, 2}));
 }
 
 // The kernel's name for the policy of the first mapping of the command ("interleave:0"...):
@@ -362,7 +552,8 @@ TEST(BadInput, VmRejectsImpossibleMachinesAndMissingCommandsBeforeBooting) {
         {"--nodes 64 --cores-per-node 4 -- true", 1, "CPU count 256"},
         {"--nodes 3 --sockets 2 -- true", 1, "sockets 2 is not possible"},
         {"--nodes 2 --cores-per-node 3 --sockets 4 -- true", 1, "sockets 4 is not possible"},
-        {"--mem-per-node 100T -- true", 1, "but the host has"},
+        {"--mem-per-node 500G -- true", 1, "but the host has"},
+        {"--nodes 4 --mem-per-node 8388608T -- true", 1, "memory 4 nodes x 8388608T is not possible (expected at most 1T"},
         {"--mem-per-node 12M -- true", 1, "mem-per-node 12M is not possible (expected at least 64M"},
         {"--mem-per-node 1.5G -- true", 1, "bad --mem-per-node \"1.5G\""},
         {"--distances '10,20;20' -- true", 1, "distance row 1 with 1 entries"},
@@ -376,16 +567,30 @@ TEST(BadInput, VmRejectsImpossibleMachinesAndMissingCommandsBeforeBooting) {
         {"--accel xen -- true", 2, "--accel xen is unknown"},
         {"--bogus -- true", 2, "unknown option \"--bogus\""},
         {"--nodes", 2, "--nodes needs a value"},
+        // Issue 17: getopt_long, as in ccnuma-run.
+        {"--nodes= -- true", 2, "--nodes needs a value, not an empty one"},
+        {"--mem 12M -- true", 1, "mem-per-node 12M is not possible"},  // a unique prefix
+        {"--t 1 -- true", 2, "ambiguous option \"--t\" (could be --threads-per-core, --thp, --timeout)"},
+        {"--keep-going=yes -- true", 2, "--keep-going takes no value"},
+        {"-x -- true", 2, "unknown option \"-x\""},
         {"", 2, "no command given"},
         {"-- /nonexistent/prog", 127, "command /nonexistent/prog: No such file or directory"},
         {"-- no-such-command-ccnuma", 127, "command \"no-such-command-ccnuma\" not found in PATH"},
         {"--copy /nonexistent/file -- true", 127, "--copy /nonexistent/file"},
+        // Issue 17: the program a wrapper runs in the guest is checked before booting.
+        {"-- " + run_tool + " --localalloc -- /nonexistent/app", 127,
+         "command /nonexistent/app (run by ccnuma-run in the guest): No such file or directory on the host"},
+        {"-- " + run_tool + " -l -- /etc/passwd", 126, "command /etc/passwd (run by ccnuma-run in the guest) is not an executable file"},
     };
     const std::string plain = ::testing::TempDir() + "ccnuma_vm_not_executable";
     std::ofstream(plain) << "data\n";
     const result not_executable = run(vm_tool + " -- " + quote(plain));
     std::remove(plain.c_str());
     expect_one_line_error(not_executable, "ccnuma-vm", "command " + plain + " is not an executable file");
+    const result version = run(vm_tool + " --version");
+    EXPECT_EQ(version.status, 0);
+    EXPECT_EQ(version.out, std::string("ccnuma-vm (ccnuma) ") + ccnuma::library_version() + "\n");
+    EXPECT_EQ(run(vm_tool + " --help").out.rfind("usage: ccnuma-vm ", 0), 0u);
     EXPECT_EQ(not_executable.status, 126);
     for (const auto& c : cases) {
         SCOPED_TRACE(c.args);

@@ -67,4 +67,20 @@ TEST(ParallelNew, ArraysAreConstructedInPlacedStorageAndFreed) {
     }
 }
 
+// Issue 17 (newcomer friction): the policy types an allocator takes, as a concept. A wrong one is
+// a one-line static_assert (allocator.Issue17.WrongPolicyIsOneErrorNamingTheValidTypes compiles
+// tests/unit/allocator_wrong_policy.cpp to check that); a derived policy stays valid.
+TEST(Issue17, AllocatorTakesPlacementPoliciesOnly) {
+    struct huge_first_touch : ccnuma::first_touch {
+        huge_first_touch() { page = ccnuma::pages::huge; }
+    };
+    static_assert(ccnuma::placement_policy<ccnuma::first_touch> && ccnuma::placement_policy<ccnuma::interleave> &&
+                  ccnuma::placement_policy<ccnuma::policy> && ccnuma::placement_policy<huge_first_touch>);
+    static_assert(!ccnuma::placement_policy<int> && !ccnuma::placement_policy<unsigned> &&
+                  !ccnuma::placement_policy<double>);
+    std::vector<double, ccnuma::allocator<double, huge_first_touch>> v(1000, 1.0);
+    EXPECT_EQ(v.size(), 1000u);
+    EXPECT_EQ(v.get_allocator().policy().page, ccnuma::pages::huge);
+}
+
 }  // namespace

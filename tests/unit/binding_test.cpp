@@ -633,4 +633,31 @@ TEST(Binding, Issue12_CorpusOfRealMachinesKeepsEveryInvariant) {
                 counts.masked, counts.specs, counts.checks);
 }
 
+// Issue 17, item 9: (strategy)42 was accepted and printed as "1,?".
+TEST(Issue17, OutOfRangeStrategiesAreRefused) {
+    try {
+        ccnuma::binding_spec spec({{1, static_cast<ccnuma::strategy>(42)}});
+        ADD_FAILURE() << "accepted as " << spec.to_string();
+    } catch (const ccnuma::error& e) {
+        EXPECT_STREQ(e.what(), "ccnuma: binding level with strategy 42 (expected compact, scatter, subcompact or subscatter)");
+    }
+    EXPECT_EQ(ccnuma::to_string(static_cast<ccnuma::strategy>(42)), "?");
+}
+
+// Issue 17, item 8: the documented rule for the environment: empty is unset, blanks are an error.
+TEST(Issue17, EmptyEnvironmentSpecIsUnsetAndBlanksAreAnError) {
+    ::unsetenv("OMP_NESTING_TEAM_SIZE");
+    ::setenv("CCNUMA_BIND", "", 1);
+    EXPECT_TRUE(ccnuma::binding_spec::from_environment().empty());
+    ::setenv("CCNUMA_BIND", "  ", 1);
+    try {
+        (void)ccnuma::binding_spec::from_environment();
+        ADD_FAILURE() << "blanks accepted";
+    } catch (const ccnuma::error& e) {
+        EXPECT_NE(std::string(e.what()).find("bad binding spec CCNUMA_BIND=\"  \": empty spec"), std::string::npos)
+            << e.what();
+    }
+    ::unsetenv("CCNUMA_BIND");
+}
+
 }  // namespace

@@ -155,4 +155,20 @@ TEST(Current, IsEmptyOnTheHost) {
     EXPECT_FALSE(ccnuma::emulated_machine::current().has_value());
 }
 
+// Issue 17, item 7: --nodes 4 --mem-per-node 8388608T wrapped to 0 bytes in total, passed the
+// host-memory check, and QEMU failed after boot (rc 125).
+TEST(Issue17, TotalMemoryThatOverflowsOrExceedsTheGuestIsRejected) {
+    ccnuma::emulated_machine m;
+    m.nodes = 4;
+    m.mem_per_node = ccnuma::parse_size("8388608T", "--mem-per-node");
+    EXPECT_EQ(message_of([&] { m.validate(); }),
+              "ccnuma: emulated machine: memory 4 nodes x 8388608T is not possible (expected at most 1T in all, the "
+              "emulated CPU's 40 physical address bits)");
+    m.mem_per_node = std::uint64_t{512} << 30;
+    m.nodes = 3;
+    EXPECT_NE(message_of([&] { m.validate(); }).find("memory 3 nodes x 512G is not possible"), std::string::npos);
+    m.nodes = 2;
+    EXPECT_NO_THROW(m.validate());  // exactly 1T
+}
+
 }  // namespace

@@ -213,4 +213,50 @@ TEST(SetMemoryPolicy, RefusesWhatTheKernelWouldAndLeavesThePolicyAlone) {
     EXPECT_EQ(ccnuma::current_memory_policy(), memory_policy::bind({0}));
 }
 
+// Issue 17 (numactl parity): --preferred-many and --weighted-interleave. Where the kernel has
+// the mode, it round-trips through get_mempolicy; where it lacks it, the error says which kernel.
+TEST(Issue17, PreferredManyAndWeightedInterleaveRoundTripOrNameTheKernel) {
+    reset_policy guard;
+    const struct {
+        memory_policy policy;
+        const char* linux_version;
+    } cases[] = {{memory_policy::preferred_many({0}), "Linux 5.15"}, {memory_policy::weighted_interleave({0}), "Linux 6.9"}};
+    for (const auto& c : cases) {
+        SCOPED_TRACE(c.policy.to_string());
+        try {
+            ccnuma::set_memory_policy(c.policy);
+            EXPECT_EQ(ccnuma::current_memory_policy(), c.policy);
+        } catch (const ccnuma::error& e) {
+            EXPECT_EQ(e.code(), ccnuma::errc::not_supported) << e.what();
+            EXPECT_NE(std::string(e.what()).find(c.linux_version), std::string::npos) << e.what();
+        }
+    }
+    EXPECT_EQ(memory_policy::parse(mode::preferred_many, "+1-2", sparse), memory_policy::preferred_many({3, 6}));
+    EXPECT_EQ(memory_policy::weighted_interleave({0, 1}).to_string(), "weighted_interleave(0-1)");
+    EXPECT_EQ(memory_policy::preferred_many({1}).to_json(), "{\"mode\":\"preferred_many\",\"nodes\":[1]}");
+}
+
+// Issue 17, item 9: an out-of-range mode printed as "local" and was applied as MPOL_DEFAULT.
+TEST(Issue17, OutOfRangeModesAreRefused) {
+    reset_policy guard;
+    const memory_policy bad{static_cast<mode>(42), {0}};
+    EXPECT_EQ(bad.to_string(), "mode 42(0)");
+    EXPECT_EQ(message_of([&] { ccnuma::set_memory_policy(bad); }),
+              "ccnuma: set_memory_policy mode 42(0): mode 42 is not a memory_policy::mode (expected local, bind, "
+              "interleave, preferred, preferred_many or weighted_interleave)");
+    EXPECT_THROW((void)memory_policy::parse(static_cast<mode>(42), "0", four), ccnuma::error);
+    EXPECT_EQ(ccnuma::current_memory_policy(), memory_policy::local());
+}
+
+// Issue 17, item 9: "+0" against an empty allowed set reported "+0 to +18446744073709551615", and
+// a multibyte character was quoted cut in half.
+TEST(Issue17, NodeSetMessagesOnAnEmptySetAndMultibyteCharacters) {
+    EXPECT_EQ(message_of([] { (void)ccnuma::parse_node_set("+0", nodes{}); }),
+              "ccnuma: node set \"+0\": relative node +0 does not exist: the allowed set is empty");
+    EXPECT_EQ(message_of([] { (void)ccnuma::parse_node_set("\xef\xbc\x90", four); }),
+              "ccnuma: bad node set \"\xef\xbc\x90\": unexpected character \"\xef\xbc\x90\" at position 0" + syntax);
+    EXPECT_EQ(message_of([] { (void)ccnuma::parse_node_set("1,\xc3\xa9", four); }),
+              "ccnuma: bad node set \"1,\xc3\xa9\": unexpected character \"\xc3\xa9\" at position 2" + syntax);
+}
+
 }  // namespace

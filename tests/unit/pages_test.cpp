@@ -15,6 +15,7 @@
 #include <cstring>
 #include <limits>
 #include <string>
+#include <vector>
 
 namespace {
 
@@ -250,6 +251,19 @@ TEST(Locality, OneNodeIsAllLocalOnceWritten) {
     EXPECT_DOUBLE_EQ(ccnuma::locality(p, n, sizeof(double)), 1.0);
     ccnuma::deallocate(p, n * sizeof(double), ccnuma::first_touch{});
     EXPECT_THROW(ccnuma::migrate(reinterpret_cast<char*>(p) + 1, page, ccnuma::first_touch{}), ccnuma::error);
+}
+
+// Issue 17, item 3: schedule{0, 100000} overflowed libgomp's stack inside locality().
+TEST(Issue17, LocalityRefusesATeamBeyondTheMachine) {
+    std::vector<double> data(1000, 1.0);
+    try {
+        (void)ccnuma::locality(data.data(), data.size(), sizeof(double), ccnuma::schedule{0, 100000});
+        ADD_FAILURE() << "accepted";
+    } catch (const ccnuma::error& e) {
+        const std::string m = e.what();
+        EXPECT_EQ(m.rfind("ccnuma: locality of 1000 elements: a team of 100000 threads", 0), 0u) << m;
+        EXPECT_NE(m.find("(valid: threads(1) to threads("), std::string::npos) << m;
+    }
 }
 
 TEST(Support, ReportsThisKernel) {

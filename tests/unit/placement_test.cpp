@@ -5,10 +5,12 @@
 #include <ccnuma/placement.hpp>
 
 #include <gtest/gtest.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <cstdint>
 #include <cstring>
+#include <limits>
 #include <new>
 #include <string>
 
@@ -93,6 +95,70 @@ TEST(Allocate, BadAlignmentAndUnalignedPlaceAreErrors) {
     void* p = ccnuma::allocate(4 * page, ccnuma::first_touch{});
     EXPECT_THROW(ccnuma::place(static_cast<char*>(p) + 8, page, ccnuma::first_touch{}), ccnuma::error);
     ccnuma::deallocate(p, 4 * page, ccnuma::first_touch{});
+}
+
+// Issue 17, item 3: a team beyond what the process can start overflowed libgomp's stack (rc 139)
+// or exited the process ("Thread creation failed"); now it is one ccnuma::error.
+TEST(Issue17, ThreadCountsBeyondTheMachineAreAnErrorNamingTheOperation) {
+    for (unsigned threads : {100000u, 50000u}) {
+        try {
+            void* p = ccnuma::allocate(1 << 20, ccnuma::first_touch{}.threads(threads), 8);
+            ccnuma::deallocate(p, 1 << 20, ccnuma::first_touch{});
+            ADD_FAILURE() << threads << " threads were accepted";
+        } catch (const ccnuma::error& e) {
+            const std::string m = e.what();
+            EXPECT_EQ(e.code(), ccnuma::errc::invalid_argument);
+            EXPECT_NE(m.find("placement first_touch(threads=" + std::to_string(threads) + ") of 1.0 MiB"), std::string::npos) << m;
+            EXPECT_NE(m.find("a team of " + std::to_string(threads) + " threads"), std::string::npos) << m;
+            EXPECT_NE(m.find("(valid: threads(1) to threads("), std::string::npos) << m;
+        }
+    }
+    EXPECT_THROW(ccnuma::allocate(1 << 20, ccnuma::blocked{}.threads(100000), 8), ccnuma::error);
+    // The largest team allowed still runs.
+    void* p = ccnuma::allocate(1 << 20, ccnuma::first_touch{}.threads(4), 8);
+    ccnuma::deallocate(p, 1 << 20, ccnuma::first_touch{});
+}
+
+// Issue 17, items 4 and 5: place() accepted a range past the end of the address space silently,
+// and segfaulted on a null or unmapped range with first_touch.
+TEST(Issue17, PlaceChecksItsRange) {
+    auto message = [](auto&& call) {
+        try {
+            call();
+        } catch (const ccnuma::error& e) {
+            return std::string(e.what());
+        }
+        return std::string("no error");
+    };
+    void* m = ccnuma::allocate(4 * page, ccnuma::first_touch{});
+    const std::size_t max = std::numeric_limits<std::size_t>::max();
+    EXPECT_NE(message([&] { ccnuma::place(m, max, ccnuma::interleave{}); }).find("runs past the end of the address space"),
+              std::string::npos);
+    EXPECT_NE(message([&] { ccnuma::place(m, max, ccnuma::first_touch{}); }).find("runs past the end"), std::string::npos);
+    EXPECT_NE(message([] { ccnuma::place(nullptr, 4096, ccnuma::first_touch{}); }).find("the address is null"),
+              std::string::npos);
+    EXPECT_NE(message([] { ccnuma::place(nullptr, 4096, ccnuma::interleave{}); }).find("the address is null"),
+              std::string::npos);
+    // Past the end of the block: the rest is unmapped (or someone else's read-only mapping).
+    EXPECT_NE(message([&] { ccnuma::place(m, 1 << 30, ccnuma::first_touch{}); }).find("not (entirely) mapped"),
+              std::string::npos);
+    ccnuma::place(m, 4 * page, ccnuma::first_touch{});  // the block itself is fine
+    ccnuma::deallocate(m, 4 * page, ccnuma::first_touch{});
+
+    void* hole = ::mmap(nullptr, 4 * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    ASSERT_NE(hole, MAP_FAILED);
+    ::munmap(hole, 4 * page);
+    const std::string unmapped = message([&] { ccnuma::place(hole, 4 * page, ccnuma::first_touch{}); });
+    EXPECT_NE(unmapped.find("ccnuma: place first_touch of 16 KiB at "), std::string::npos) << unmapped;
+    EXPECT_NE(unmapped.find("not (entirely) mapped writable memory"), std::string::npos) << unmapped;
+    EXPECT_NE(message([&] { ccnuma::place(hole, 4 * page, ccnuma::interleave{}); }).find("not (entirely) mapped memory"),
+              std::string::npos);
+
+    void* readonly = ::mmap(nullptr, 4 * page, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    ASSERT_NE(readonly, MAP_FAILED);
+    EXPECT_NE(message([&] { ccnuma::place(readonly, 4 * page, ccnuma::first_touch{}); }).find("mapped writable"),
+              std::string::npos);
+    ::munmap(readonly, 4 * page);
 }
 
 TEST(Diagnostics, AChunkSmallerThanAPageIsReported) {

@@ -4,6 +4,7 @@
 // and move, and exception safety with types that throw (run under ASan/UBSan too). Pages on
 // the owners' nodes are checked in tests/vm/seg_array_vm_test.cpp.
 
+#include <ccnuma/error.hpp>
 #include <ccnuma/seg_array.hpp>
 #include <ccnuma/vector.hpp>
 
@@ -19,6 +20,7 @@
 #include <atomic>
 #include <cstdint>
 #include <iterator>
+#include <limits>
 #include <list>
 #include <memory>
 #include <numeric>
@@ -507,5 +509,38 @@ TEST_P(SegArrayExceptionSafety, ThrowingCopyLeavesTheOriginal) {
 
 INSTANTIATE_TEST_SUITE_P(Threads, SegArrayExceptionSafety, ::testing::Values(1u, 2u, 4u),
                          [](const auto& param_info) { return std::to_string(param_info.param) + "threads"; });
+
+// Issue 17, item 2: pad::bytes(SIZE_MAX) rounded up to alignof(T) wrapped to 0 and divided by it.
+TEST(Issue17, PaddingBeyondTheAddressSpaceIsAnErrorNotSigfpe) {
+    for (std::size_t bytes : {std::numeric_limits<std::size_t>::max(), std::numeric_limits<std::size_t>::max() - 3,
+                              std::numeric_limits<std::size_t>::max() / 2}) {
+        try {
+            ccnuma::seg_array<double> s(100, ccnuma::seg::count(3), ccnuma::pad::bytes(bytes));
+            ADD_FAILURE() << "pad::bytes(" << bytes << ") was accepted";
+        } catch (const ccnuma::error& e) {
+            const std::string m = e.what();
+            EXPECT_EQ(m.rfind("ccnuma: seg_array of 100 elements in 3 segments: pad::bytes(" + std::to_string(bytes) +
+                                  ") does not fit the address space (valid: pad::bytes(0) to pad::bytes(",
+                              0),
+                      0u)
+                << m;
+        }
+    }
+    // A large but representable padding is too much memory, not a crash.
+    EXPECT_THROW(ccnuma::seg_array<double>(100, ccnuma::seg::count(3), ccnuma::pad::bytes(std::size_t{1} << 60)),
+                 std::bad_alloc);
+    ccnuma::seg_array<double> ok(100, ccnuma::seg::count(3), ccnuma::pad::bytes(4096));
+    EXPECT_EQ(ok.size(), 100u);
+}
+
+// Issue 17, item 3: the segment team is checked like every other team.
+TEST(Issue17, SegmentTeamBeyondTheMachineIsAnError) {
+    try {
+        ccnuma::seg_array<double> s(100, ccnuma::seg::per_thread, ccnuma::pad::page, ccnuma::first_touch{}.threads(100000));
+        ADD_FAILURE() << "accepted";
+    } catch (const ccnuma::error& e) {
+        EXPECT_NE(std::string(e.what()).find("ccnuma::seg_array: a team of 100000 threads"), std::string::npos) << e.what();
+    }
+}
 
 }  // namespace

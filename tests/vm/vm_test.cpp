@@ -317,4 +317,28 @@ TEST(VmGuest, ProbeRefusesToRunOutsideTheEmulatedMachine) {
     EXPECT_NE(r.err.find("ccnuma-vm --nodes 2 -- first_touch_probe"), std::string::npos) << r.err;
 }
 
+// --- issue 17: what users of -march=native and of wrappers run into --------------------------
+
+// A binary built with -march=native on an AVX-512 host died with a bare "Illegal instruction".
+TEST(Issue17, VmExplainsACommandKilledBySigill) {
+    const result r = run(vm + " --accel tcg -- " + std::string(SIGILL_PROBE));
+    EXPECT_EQ(r.status, 128 + 4) << r.err;  // SIGILL, as a shell reports it
+    EXPECT_NE(r.err.find("ccnuma-vm: \"" + std::string(SIGILL_PROBE) + "\" was killed by SIGILL (traps: "),
+              std::string::npos)
+        << r.err;
+    EXPECT_NE(r.err.find("trap invalid opcode"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("QEMU TCG, -cpu max"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("build with -march=x86-64-v3"), std::string::npos) << r.err;
+}
+
+// The program a wrapper runs, and a file the command reads, are copied without --copy.
+TEST(Issue17, VmCopiesCommandArgumentsThatNameHostFiles) {
+    const std::string data = ::testing::TempDir() + "ccnuma_vm_input.txt";
+    std::ofstream(data) << "read inside the guest\n";
+    const result r = run(vm + " -- " + std::string(CCNUMA_RUN) + " --localalloc -- cat " + quote(data));
+    std::remove(data.c_str());
+    EXPECT_EQ(r.status, 0) << r.err;
+    EXPECT_EQ(r.out, "read inside the guest\n");
+}
+
 }  // namespace

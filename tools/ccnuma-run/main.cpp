@@ -5,15 +5,22 @@
 #include "../common/cli.hpp"
 
 #include <ccnuma/ccnuma.hpp>
+#include <ccnuma/detail/parallel.hpp>
 
+#include <getopt.h>
+#include <nlohmann/json.hpp>
 #include <sched.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <climits>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <iterator>
+#include <stdexcept>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -22,33 +29,45 @@
 namespace {
 
 constexpr const char* usage =
-    "usage: ccnuma-run [--bind SPEC] [--oversubscribe] [--interleave NODES | --membind NODES |\n"
-    "                  --preferred NODE | --localalloc] [--print-plan [--json]] [--verify] [--quiet]\n"
-    "                  [--] [command [args...]]\n"
+    "usage: ccnuma-run [--bind SPEC] [--oversubscribe] [--physcpubind CPUS | --cpunodebind NODES]\n"
+    "                  [--interleave NODES | --weighted-interleave NODES | --membind NODES |\n"
+    "                   --preferred NODE | --preferred-many NODES | --localalloc]\n"
+    "                  [--print-plan [--json]] [--verify] [--quiet] [--] [command [args...]]\n"
+    "       ccnuma-run --show [--json] | --help | --version\n"
     "  SPEC is N,strategy[,N,strategy]... with strategies compact, scatter, subcompact,\n"
     "  subscatter (default: $CCNUMA_BIND, else $OMP_NESTING_TEAM_SIZE).\n"
     "  NODES is a node set as numactl takes it: all, 0-2,4, +0-1 (relative to the allowed\n"
-    "  nodes), !3 (every allowed node but 3).\n"
-    "  --print-plan     print the plan (and the OpenMP variables, the memory policy) and run nothing\n"
-    "  --json           with --print-plan: one JSON object\n"
-    "  --verify         check inside every thread that it runs on its planned PU, then run the command\n"
-    "  --oversubscribe  allow more threads than allowed PUs\n"
-    "  --quiet, -q      no notes on stderr\n"
-    "  --bind, -b SPEC  also --bind=SPEC\n"
-    "  --input FILE|SYNTHETIC  plan for another machine, as lstopo -i (an hwloc XML export or a\n"
-    "                   synthetic description; the same as CCNUMA_TOPOLOGY; -i is --interleave)\n"
+    "  nodes), !3 (every allowed node but 3). CPUS is a CPU list in the same syntax.\n"
+    "  -b, --bind SPEC            the binding spec (once)\n"
+    "  --print-plan               print the plan (and the OpenMP variables, the memory policy) and run nothing\n"
+    "  --json                     with --print-plan or --show: one JSON object\n"
+    "  --verify                   check inside every thread that it runs on its planned PU, then run the command\n"
+    "  --oversubscribe            allow more threads than allowed PUs\n"
+    "  -q, --quiet                no notes on stderr\n"
+    "  -s, --show                 show this process's CPUs, nodes, memory policy and binding spec\n"
+    "  --input FILE|SYNTHETIC     plan for another machine, as lstopo -i (an hwloc XML export or a\n"
+    "                             synthetic description; as CCNUMA_TOPOLOGY; -i is --interleave)\n"
+    "CPUs of the command (at most one; the plan is made on them):\n"
+    "  -C, --physcpubind CPUS     only these CPUs\n"
+    "  -N, --cpunodebind NODES    only the CPUs of these nodes\n"
     "memory policy of the command (at most one; with one, the binding spec is optional):\n"
-    "  --interleave, -i NODES  pages round-robin over NODES\n"
-    "  --membind, -m NODES     pages only on NODES\n"
-    "  --preferred, -p NODE    pages on NODE while it has free memory, then elsewhere\n"
-    "  --localalloc, -l        pages on the node of the CPU that first writes them\n"
-    "  (also --interleave=NODES, --membind=NODES, --preferred=NODE)\n"
+    "  -i, --interleave NODES           pages round-robin over NODES\n"
+    "  -w, --weighted-interleave NODES  pages over NODES by the kernel's node weights (Linux 6.9)\n"
+    "  -m, --membind NODES              pages only on NODES\n"
+    "  -p, --preferred NODE             pages on NODE while it has free memory, then elsewhere\n"
+    "  -P, --preferred-many NODES       pages on the nearest of NODES with free memory (Linux 5.15)\n"
+    "  -l, --localalloc                 pages on the node of the CPU that first writes them\n"
+    "Options take their value as --opt VALUE, --opt=VALUE, -o VALUE or -oVALUE; unique prefixes\n"
+    "of long options work (--inter).\n"
     "exit status: the command's own; 2 usage error, 1 bad spec, node set or topology, 3 binding\n"
-    "check failed, 127 command not executable\n";
+    "check failed, 126 command found but not executable, 127 command not found\n";
 
 // Hidden mode: the binding check must run in a fresh process, because the OpenMP runtime reads
 // the variables this tool exports only at start-up.
 constexpr std::string_view self_check_flag = "--internal-self-check";
+
+// The version of the JSON documents this tool writes; raised when a key changes meaning or goes.
+constexpr int json_schema_version = 1;
 
 struct usage_error {
     std::string message;
@@ -60,87 +79,159 @@ struct memory_option {
     std::string nodes;
 };
 
+struct cpu_option {
+    std::string name;  // --physcpubind or --cpunodebind
+    std::string list;
+};
+
 struct options {
-    std::string spec;
+    std::optional<std::string> spec;
     std::string input;  // --input: another machine's topology, as lstopo -i (no -i: numactl's --interleave)
     std::optional<memory_option> memory;
-    bool oversubscribe = false, print_plan = false, json = false, verify = false, quiet = false;
+    std::optional<cpu_option> cpus;
+    bool oversubscribe = false, print_plan = false, json = false, verify = false, quiet = false, show = false;
     std::vector<char*> command;
 };
 
-// An option with a value, in numactl's three spellings: --name VALUE, --name=VALUE, -x VALUE.
-// Returns false if argv[i] is not this option; advances i past a separate value.
-bool value_option(int& i, int argc, char** argv, std::string_view name, std::string_view letter,
-                  std::string_view needs, std::string_view example, std::string& value) {
-    const std::string_view a = argv[i];
-    if (a == name || a == letter) {
-        if (i + 1 == argc)
-            throw usage_error{std::string(name) + " needs " + std::string(needs) + ", e.g. " + std::string(name) + " " +
-                              std::string(example)};
-        value = argv[++i];
-        return true;
-    }
-    if (a.size() > name.size() && a.substr(0, name.size()) == name && a[name.size()] == '=') {
-        value = std::string(a.substr(name.size() + 1));
-        if (value.empty())
-            throw usage_error{std::string(name) + "= needs " + std::string(needs) + ", e.g. " + std::string(name) + "=" +
-                              std::string(example)};
-        return true;
-    }
-    return false;
+// What an option with a value is called in messages, what it takes, and an example value.
+struct value_option {
+    int val;
+    const char* name;
+    const char* needs;
+    const char* example;
+};
+
+enum long_only : int { opt_oversubscribe = 256, opt_print_plan, opt_json, opt_verify, opt_input };
+
+constexpr value_option value_options[] = {
+    {'b', "--bind", "a spec", "4,scatter"},
+    {'i', "--interleave", "a node set", "all"},
+    {'w', "--weighted-interleave", "a node set", "all"},
+    {'m', "--membind", "a node set", "0-1"},
+    {'p', "--preferred", "a node", "1"},
+    {'P', "--preferred-many", "a node set", "0-1"},
+    {'C', "--physcpubind", "a CPU list", "0-3"},
+    {'N', "--cpunodebind", "a node set", "0"},
+    {opt_input, "--input", "an hwloc XML file or a synthetic description", "machine.xml"},
+};
+
+const value_option& describe(int val) {
+    for (const auto& v : value_options)
+        if (v.val == val) return v;
+    return value_options[0];
 }
 
-void set_memory(options& o, std::string_view name, ccnuma::memory_policy::mode kind, std::string nodes) {
-    // numactl applies the last one silently; two policies on one command line are a mistake.
+// numactl rejects two memory policies on one command line, and so do we: the one applied
+// would depend on the order of the options.
+void set_memory(options& o, const char* name, ccnuma::memory_policy::mode kind, std::string nodes) {
     if (o.memory)
         throw usage_error{"give at most one memory policy option, not " + o.memory->name + " and " + std::string(name)};
     o.memory = memory_option{std::string(name), kind, std::move(nodes)};
 }
 
+// For a '?' from getopt_long: the option as the user wrote it, and whether it was ambiguous.
+std::string unknown_option(int argc, char** argv, const option* longs) {
+    const char* arg = optind - 1 < argc && optind >= 1 ? argv[optind - 1] : "";
+    const std::string_view a = arg;
+    if (a.substr(0, 2) != "--" && optopt > 0 && optopt < 128)
+        return "unknown option \"-" + std::string(1, static_cast<char>(optopt)) + "\" (see ccnuma-run --help)";
+    if (a.substr(0, 2) == "--") {
+        const std::string_view name = a.substr(2, a.find('=') == std::string_view::npos ? std::string_view::npos
+                                                                                         : a.find('=') - 2);
+        std::string matches;
+        for (const option* l = longs; l->name != nullptr; ++l)
+            if (std::string_view(l->name).substr(0, name.size()) == name)
+                matches += std::string(matches.empty() ? "" : ", ") + "--" + l->name;
+        if (matches.find(',') != std::string::npos)
+            return "ambiguous option \"" + std::string(a) + "\" (could be " + matches + ")";
+        if (!matches.empty() && a.find('=') != std::string_view::npos)
+            return "option \"" + std::string(a) + "\" takes no value";
+    }
+    return "unknown option \"" + std::string(a) + "\" (see ccnuma-run --help)";
+}
+
 options parse(int argc, char** argv) {
     using mode = ccnuma::memory_policy::mode;
+    static const option longs[] = {
+        {"bind", required_argument, nullptr, 'b'},
+        {"interleave", required_argument, nullptr, 'i'},
+        {"weighted-interleave", required_argument, nullptr, 'w'},
+        {"membind", required_argument, nullptr, 'm'},
+        {"preferred", required_argument, nullptr, 'p'},
+        {"preferred-many", required_argument, nullptr, 'P'},
+        {"localalloc", no_argument, nullptr, 'l'},
+        {"physcpubind", required_argument, nullptr, 'C'},
+        {"cpunodebind", required_argument, nullptr, 'N'},
+        {"show", no_argument, nullptr, 's'},
+        {"oversubscribe", no_argument, nullptr, opt_oversubscribe},
+        {"print-plan", no_argument, nullptr, opt_print_plan},
+        {"json", no_argument, nullptr, opt_json},
+        {"verify", no_argument, nullptr, opt_verify},
+        {"input", required_argument, nullptr, opt_input},
+        {"quiet", no_argument, nullptr, 'q'},
+        {"help", no_argument, nullptr, 'h'},
+        {"version", no_argument, nullptr, 'V'},
+        {nullptr, 0, nullptr, 0},
+    };
     options o;
-    int i = 1;
-    for (; i < argc; ++i) {
-        const std::string_view a = argv[i];
-        if (a == "--") {
-            ++i;
-            break;
+    opterr = 0;  // our own one-line messages
+    optind = 1;
+    int c = 0;
+    // "+": stop at the command, whose own options are not ours; ":": tell a missing value apart.
+    while ((c = getopt_long(argc, argv, "+:b:i:w:m:p:P:lC:N:sqhV", longs, nullptr)) != -1) {
+        if (c == '?') throw usage_error{unknown_option(argc, argv, longs)};
+        if (c == ':') {
+            const auto& v = describe(optopt);
+            throw usage_error{std::string(v.name) + " needs " + v.needs + ", e.g. " + v.name + " " + v.example};
         }
-        if (a.empty() || a[0] != '-') break;
-        std::string value;
-        if (value_option(i, argc, argv, "--bind", "-b", "a spec", "4,scatter", value)) {
-            o.spec = value;
-        } else if (value_option(i, argc, argv, "--input", "--input", "an hwloc XML file or a synthetic description",
-                                "machine.xml", value)) {
-            o.input = value;
-        } else if (value_option(i, argc, argv, "--interleave", "-i", "a node set", "all", value)) {
-            set_memory(o, "--interleave", mode::interleave, value);
-        } else if (value_option(i, argc, argv, "--membind", "-m", "a node set", "0-1", value)) {
-            set_memory(o, "--membind", mode::bind, value);
-        } else if (value_option(i, argc, argv, "--preferred", "-p", "a node", "1", value)) {
-            set_memory(o, "--preferred", mode::preferred, value);
-        } else if (a == "--localalloc" || a == "-l") {
-            set_memory(o, "--localalloc", mode::local, "");
-        } else if (a == "--oversubscribe") {
-            o.oversubscribe = true;
-        } else if (a == "--print-plan") {
-            o.print_plan = true;
-        } else if (a == "--json") {
-            o.json = true;
-        } else if (a == "--verify") {
-            o.verify = true;
-        } else if (a == "--quiet" || a == "-q") {
-            o.quiet = true;
-        } else if (a == "-h" || a == "--help") {
-            std::fputs(usage, stdout);
-            std::exit(0);
-        } else {
-            throw usage_error{"unknown option \"" + std::string(a) + "\" (see ccnuma-run --help)"};
+        std::string value = optarg != nullptr ? optarg : "";
+        if (optarg != nullptr && value.empty()) {
+            // "--membind=" and "--membind ''" alike: an empty value given explicitly is a mistake,
+            // never "no option" (which would fall back to the environment silently).
+            const auto& v = describe(c);
+            const bool glued = std::string_view(argv[optind - 1]).find('=') != std::string_view::npos;
+            throw usage_error{std::string(v.name) + (glued ? "= needs " : " needs ") + v.needs + ", e.g. " + v.name +
+                              (glued ? "=" : " ") + v.example + " (the value given is empty)"};
+        }
+        switch (c) {
+            case 'b':
+                if (o.spec)
+                    throw usage_error{"--bind given twice (\"" + *o.spec + "\" and \"" + value + "\"); give one spec"};
+                o.spec = value;
+                break;
+            case 'i': set_memory(o, "--interleave", mode::interleave, value); break;
+            case 'w': set_memory(o, "--weighted-interleave", mode::weighted_interleave, value); break;
+            case 'm': set_memory(o, "--membind", mode::bind, value); break;
+            case 'p': set_memory(o, "--preferred", mode::preferred, value); break;
+            case 'P': set_memory(o, "--preferred-many", mode::preferred_many, value); break;
+            case 'l': set_memory(o, "--localalloc", mode::local, ""); break;
+            case 'C':
+            case 'N': {
+                const char* name = c == 'C' ? "--physcpubind" : "--cpunodebind";
+                if (o.cpus)
+                    throw usage_error{"give at most one CPU option, not " + o.cpus->name + " and " + name};
+                o.cpus = cpu_option{name, value};
+                break;
+            }
+            case 's': o.show = true; break;
+            case opt_oversubscribe: o.oversubscribe = true; break;
+            case opt_print_plan: o.print_plan = true; break;
+            case opt_json: o.json = true; break;
+            case opt_verify: o.verify = true; break;
+            case opt_input: o.input = value; break;
+            case 'q': o.quiet = true; break;
+            case 'h': std::fputs(usage, stdout); std::exit(0);
+            case 'V': std::printf("ccnuma-run (ccnuma) %s\n", ccnuma::library_version()); std::exit(0);
+            default: throw usage_error{"unknown option (see ccnuma-run --help)"};
         }
     }
-    for (; i < argc; ++i) o.command.push_back(argv[i]);
-    if (o.json && !o.print_plan) throw usage_error{"--json goes with --print-plan"};
+    for (int i = optind; i < argc; ++i) o.command.push_back(argv[i]);
+    if (o.show) {
+        if (o.print_plan || o.verify || o.memory || o.cpus || o.spec || !o.command.empty())
+            throw usage_error{"--show shows this process and runs nothing; give it alone (or with --json)"};
+        return o;
+    }
+    if (o.json && !o.print_plan) throw usage_error{"--json goes with --print-plan or --show"};
     if (o.print_plan && o.verify) throw usage_error{"--print-plan runs nothing, so there is nothing to --verify"};
     if (!o.print_plan && !o.verify && o.command.empty())
         throw usage_error{"nothing to do: give a command, --print-plan or --verify (see ccnuma-run --help)"};
@@ -149,23 +240,134 @@ options parse(int argc, char** argv) {
 
 // Empty when there is none and a memory policy is all that was asked for.
 ccnuma::binding_spec spec_of(const options& o) {
-    if (!o.spec.empty()) return ccnuma::binding_spec::parse(o.spec);
+    if (o.spec) return ccnuma::binding_spec::parse(*o.spec);
     auto spec = ccnuma::binding_spec::from_environment();
     if (spec.empty() && o.verify)
         throw usage_error{"no binding spec for --verify to check: pass --bind SPEC (e.g. --bind 4,scatter) or set "
                           "CCNUMA_BIND"};
-    if (spec.empty() && !o.memory)
+    if (spec.empty() && !o.memory && !o.cpus)
         throw usage_error{"no binding spec: pass --bind SPEC (e.g. --bind 4,scatter) or set CCNUMA_BIND, or give a "
-                          "memory policy (--interleave, --membind, --preferred, --localalloc)"};
+                          "memory policy (--interleave, --membind, --preferred, --localalloc) or CPUs (--physcpubind, "
+                          "--cpunodebind)"};
     return spec;
 }
 
-// The plan's JSON object with a "memory_policy" key added, so that the plan's schema is kept.
+// The plan's JSON object with the schema version first and a "memory_policy" key last, so that
+// the plan's own keys keep their order.
 std::string plan_json(const std::optional<ccnuma::binding_plan>& plan, const std::optional<ccnuma::memory_policy>& memory) {
-    std::string json = plan ? plan->to_json() : "{}";
-    if (!memory) return json;
-    json.pop_back();  // the closing brace
-    return json + (json.size() > 1 ? "," : "") + "\"memory_policy\":" + memory->to_json() + "}";
+    nlohmann::ordered_json doc;
+    doc["schema_version"] = json_schema_version;
+    if (plan) {
+        const auto plan_doc = nlohmann::ordered_json::parse(plan->to_json());
+        for (const auto& [key, value] : plan_doc.items()) doc[key] = value;
+    }
+    if (memory) doc["memory_policy"] = nlohmann::ordered_json::parse(memory->to_json());
+    return doc.dump();
+}
+
+// The CPUs of --physcpubind or --cpunodebind, checked against what `topo` allows.
+std::vector<unsigned> selected_cpus(const cpu_option& c, const ccnuma::topology& topo) {
+    const std::vector<unsigned> allowed = topo.allowed_cpus();
+    std::vector<unsigned> cpus;
+    if (c.name == "--cpunodebind") {
+        const auto nodes = ccnuma::parse_node_set(c.list, topo.allowed_nodes());
+        for (const auto& n : topo.numa_nodes())
+            if (std::find(nodes.begin(), nodes.end(), n.os_index) != nodes.end())
+                for (unsigned cpu : n.cpus)
+                    if (std::find(allowed.begin(), allowed.end(), cpu) != allowed.end()) cpus.push_back(cpu);
+        std::sort(cpus.begin(), cpus.end());
+        cpus.erase(std::unique(cpus.begin(), cpus.end()), cpus.end());
+        if (cpus.empty())
+            throw std::runtime_error("--cpunodebind \"" + c.list + "\": nodes {" + ccnuma::format_list(nodes) +
+                                     "} have no allowed CPU (allowed: " + ccnuma::format_list(allowed) + ")");
+        return cpus;
+    }
+    // numactl's CPU list: all, a list, + for relative to the allowed CPUs, ! for all others.
+    std::string_view text = c.list;
+    if (text == "all") return allowed;
+    const bool invert = !text.empty() && text[0] == '!';
+    if (invert) text.remove_prefix(1);
+    const bool relative = !text.empty() && text[0] == '+';
+    if (relative) text.remove_prefix(1);
+    for (unsigned cpu : ccnuma::parse_list(text, "--physcpubind CPU list")) {
+        if (relative) {
+            if (cpu >= allowed.size())
+                throw std::runtime_error("--physcpubind \"" + c.list + "\": relative CPU +" + std::to_string(cpu) +
+                                         " does not exist (" + std::to_string(allowed.size()) + " allowed CPUs: " +
+                                         ccnuma::format_list(allowed) + ")");
+            cpu = allowed[cpu];
+        } else if (std::find(allowed.begin(), allowed.end(), cpu) == allowed.end()) {
+            throw std::runtime_error("--physcpubind \"" + c.list + "\": CPU " + std::to_string(cpu) +
+                                     " is not in the allowed set {" + ccnuma::format_list(allowed) + "}");
+        }
+        cpus.push_back(cpu);
+    }
+    std::sort(cpus.begin(), cpus.end());
+    cpus.erase(std::unique(cpus.begin(), cpus.end()), cpus.end());
+    if (invert) {
+        std::vector<unsigned> rest;
+        std::set_difference(allowed.begin(), allowed.end(), cpus.begin(), cpus.end(), std::back_inserter(rest));
+        cpus = std::move(rest);
+    }
+    if (cpus.empty())
+        throw std::runtime_error("--physcpubind \"" + c.list + "\": no CPU is left (allowed: " +
+                                 ccnuma::format_list(allowed) + ")");
+    return cpus;
+}
+
+void set_affinity(const std::vector<unsigned>& cpus) {
+    cpu_set_t mask;
+    CPU_ZERO(&mask);
+    for (unsigned cpu : cpus)
+        if (cpu < CPU_SETSIZE) CPU_SET(cpu, &mask);
+    if (sched_setaffinity(0, sizeof mask, &mask) != 0)
+        throw std::runtime_error(std::string("cannot set the affinity mask to ") + ccnuma::format_list(cpus) + ": " +
+                                 std::strerror(errno));
+}
+
+// numactl --show: what this process runs on and allocates from, as numactl names it.
+int show(bool json) {
+    cpu_set_t mask;
+    CPU_ZERO(&mask);
+    std::vector<unsigned> cpus;
+    if (sched_getaffinity(0, sizeof mask, &mask) == 0)
+        for (unsigned cpu = 0; cpu < CPU_SETSIZE; ++cpu)
+            if (CPU_ISSET(cpu, &mask)) cpus.push_back(cpu);
+    ccnuma::topology_options to;
+    to.use_environment = false;
+    const auto topo = ccnuma::topology::load(to);
+    std::vector<unsigned> nodes;
+    for (const auto& n : topo.numa_nodes())
+        for (unsigned cpu : n.cpus)
+            if (std::find(cpus.begin(), cpus.end(), cpu) != cpus.end()) {
+                nodes.push_back(n.os_index);
+                break;
+            }
+    const auto policy = ccnuma::current_memory_policy();
+    const auto mems = ccnuma::parse_node_set("all");
+    const auto spec = ccnuma::binding_spec::from_environment();
+    if (json) {
+        nlohmann::ordered_json doc;
+        doc["schema_version"] = json_schema_version;
+        doc["memory_policy"] = nlohmann::ordered_json::parse(policy.to_json());
+        doc["physcpubind"] = cpus;
+        doc["nodebind"] = nodes;
+        doc["membind"] = mems;
+        doc["binding_spec"] = spec.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(spec.to_string());
+        std::puts(doc.dump().c_str());
+        return 0;
+    }
+    auto words = [](const std::vector<unsigned>& v) {
+        std::string s;
+        for (unsigned x : v) s += std::to_string(x) + " ";
+        return s;
+    };
+    std::printf("policy: %s\n", policy.to_string().c_str());
+    std::printf("physcpubind: %s\n", words(cpus).c_str());
+    std::printf("nodebind: %s\n", words(nodes).c_str());
+    std::printf("membind: %s\n", words(mems).c_str());
+    std::printf("binding spec: %s\n", spec.empty() ? "none" : spec.to_string().c_str());
+    return 0;
 }
 
 int self_check() {
@@ -191,19 +393,14 @@ void export_binding(const options& o, const ccnuma::binding_spec& spec, const cc
     if (o.oversubscribe) setenv("CCNUMA_OVERSUBSCRIBE", "1", 1);
     // The runtime of the child drops places outside its inherited mask, so hand it the mask
     // the plan was made for (wider than ours if our own runtime narrowed it).
-    cpu_set_t mask;
-    CPU_ZERO(&mask);
-    for (unsigned cpu : topo.allowed_cpus())
-        if (cpu < CPU_SETSIZE) CPU_SET(cpu, &mask);
-    if (sched_setaffinity(0, sizeof mask, &mask) != 0)
-        throw std::runtime_error(std::string("cannot set the affinity mask to ") +
-                                 ccnuma::format_list(topo.allowed_cpus()) + ": " + std::strerror(errno));
+    set_affinity(topo.allowed_cpus());
     if (!o.quiet)
         for (const auto& n : omp.notes) std::fprintf(stderr, "ccnuma-run: note: %s\n", n.c_str());
 }
 
 int run(int argc, char** argv) {
     const options o = parse(argc, argv);
+    if (o.show) return show(o.json);
     const auto spec = spec_of(o);
     const bool binds = !spec.empty();
     // libgomp binds the initial thread to its first place while loading when OMP_PROC_BIND or
@@ -215,7 +412,15 @@ int run(int argc, char** argv) {
     ccnuma::topology_options topo_options;
     topo_options.use_affinity_mask = inherited == nullptr;
     topo_options.source = o.input;
-    const ccnuma::topology topo = ccnuma::topology::load(topo_options);
+    std::optional<std::vector<unsigned>> cpus;
+    const ccnuma::topology topo = [&] {
+        auto t = ccnuma::topology::load(topo_options);
+        if (!o.cpus) return t;
+        // -C/-N narrow what the plan may use, as they narrow what numactl's command may use.
+        cpus = selected_cpus(*o.cpus, t);
+        topo_options.cpuset = ccnuma::format_list(*cpus);
+        return ccnuma::topology::load(topo_options);
+    }();
     if (inherited && binds && !o.quiet && !o.json)
         std::fprintf(stderr,
                      "ccnuma-run: note: %s is set, so the OpenMP runtime bound this process at start-up and its "
@@ -252,7 +457,15 @@ int run(int argc, char** argv) {
     if (!topo.is_this_system())
         throw usage_error{"the topology is " + topo.description() +
                           " (CCNUMA_TOPOLOGY), not this machine: only --print-plan is possible"};
-    if (binds) export_binding(o, spec, topo, omp);
+    if (binds) {
+        // The command starts every thread of the plan; refuse here what its OpenMP runtime
+        // cannot start (it would exit with "Thread creation failed"), by the library's own rule.
+        (void)ccnuma::detail::team_size(
+            ccnuma::schedule{0, static_cast<unsigned>(std::min<std::size_t>(plan->size(), UINT_MAX))},
+            "plan " + spec.to_string() + " of " + std::to_string(plan->size()) + " threads");
+        export_binding(o, spec, topo, omp);
+    }
+    else if (cpus) set_affinity(*cpus);
 
     if (o.verify) {
         std::fflush(stdout);
@@ -281,8 +494,11 @@ int run(int argc, char** argv) {
     // work above (the --verify child included) runs under it.
     if (memory) ccnuma::set_memory_policy(*memory);
     execvp(args[0], args.data());
-    std::fprintf(stderr, "ccnuma-run: cannot execute \"%s\": %s\n", args[0], std::strerror(errno));
-    return 127;
+    // env(1)'s and the shell's convention: 127 when there is no such command, 126 when there
+    // is one that cannot be run.
+    const int err = errno;
+    std::fprintf(stderr, "ccnuma-run: cannot execute \"%s\": %s\n", args[0], std::strerror(err));
+    return err == ENOENT || err == ENOTDIR ? 127 : 126;
 }
 
 }  // namespace

@@ -51,7 +51,12 @@ std::string init_script(const request& r) {
     for (const auto& a : r.command) cmd += sh_quote(a) + " ";
     s += "status running\n";
     s += cmd + "</dev/null >/dev/ttyS1 2>/dev/ttyS2\n";
-    s += "status \"exit $?\"\n";
+    // 132 is 128 + SIGILL; the kernel's own trap line tells a dead-by-SIGILL command from one
+    // that exits 132, and names the program and the address.
+    s += "rc=$?\n";
+    s += "[ $rc = 132 ] && t=$(dmesg | grep 'trap invalid opcode' | tail -n 1) && [ -n \"$t\" ] && "
+         "status \"sigill ${t#*] }\"\n";
+    s += "status \"exit $rc\"\n";
     s += "poweroff -f\n";
     return s;
 }

@@ -9,10 +9,13 @@
 
 #include <ccnuma/emulated_machine.hpp>
 #include <ccnuma/error.hpp>
+#include <ccnuma/version.hpp>
 
+#include <getopt.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cerrno>
 #include <cstdio>
@@ -37,7 +40,7 @@ constexpr const char* usage =
     "                 [--mem-per-node SIZE] [--distances \"10,20;20,10\"] [--thp always|madvise|never]\n"
     "                 [--numa-balancing 0|1] [--copy PATH]... [--env NAME=VALUE]... [--timeout SEC]\n"
     "                 [--keep-going] [--accel auto|tcg|kvm] [--verbose] -- command [args...]\n"
-    "       ccnuma-vm --setup\n"
+    "       ccnuma-vm --setup | --help | --version\n"
     "  Boots an emulated machine with N NUMA nodes (default 2) of C cores (default 2) and runs the\n"
     "  command in it, with the host's OMP_*, GOMP_*, KMP_*, CCNUMA_* and LD_LIBRARY_PATH variables.\n"
     "  --sockets S       packages (default one per node; a divisor of N for sub-NUMA clusters)\n"
@@ -54,6 +57,7 @@ constexpr const char* usage =
     "  --accel           tcg, kvm, or auto: KVM only if a probe boot with it succeeded (default)\n"
     "  --verbose, -v     report installation, the QEMU command line and boot/run times\n"
     "  --setup           install what is needed into the cache, print it, and exit\n"
+    "  Options are parsed by getopt_long: --opt VALUE, --opt=VALUE, unique prefixes (--mem=1G).\n"
     "exit status: the command's own; 1 impossible machine or setup failure, 2 usage error,\n"
     "124 timeout, 125 guest failure (kernel panic, no boot), 126 command not executable,\n"
     "127 command not found, 128+N stopped by signal N (SIGINT, SIGTERM, SIGHUP, SIGPIPE)\n";
@@ -84,83 +88,115 @@ bool valid_name(std::string_view name) {
 std::string absolute(const std::string& p) { return std::filesystem::absolute(p).lexically_normal().string(); }
 
 options parse(int argc, char** argv) {
+    enum : int {
+        opt_nodes = 256, opt_cores, opt_threads, opt_sockets, opt_mem, opt_distances, opt_thp, opt_balancing, opt_copy,
+        opt_env, opt_timeout, opt_keep_going, opt_accel, opt_setup
+    };
+    static const option longs[] = {
+        {"nodes", required_argument, nullptr, opt_nodes},
+        {"cores-per-node", required_argument, nullptr, opt_cores},
+        {"threads-per-core", required_argument, nullptr, opt_threads},
+        {"sockets", required_argument, nullptr, opt_sockets},
+        {"mem-per-node", required_argument, nullptr, opt_mem},
+        {"distances", required_argument, nullptr, opt_distances},
+        {"thp", required_argument, nullptr, opt_thp},
+        {"numa-balancing", required_argument, nullptr, opt_balancing},
+        {"copy", required_argument, nullptr, opt_copy},
+        {"env", required_argument, nullptr, opt_env},
+        {"timeout", required_argument, nullptr, opt_timeout},
+        {"keep-going", no_argument, nullptr, opt_keep_going},
+        {"accel", required_argument, nullptr, opt_accel},
+        {"verbose", no_argument, nullptr, 'v'},
+        {"setup", no_argument, nullptr, opt_setup},
+        {"help", no_argument, nullptr, 'h'},
+        {"version", no_argument, nullptr, 'V'},
+        {nullptr, 0, nullptr, 0},
+    };
     options o;
     auto& m = o.req.shape;
     bool sockets_given = false;
-    int i = 1;
-    for (; i < argc; ++i) {
-        std::string a = argv[i];
-        if (a == "--") {
-            ++i;
-            break;
-        }
-        if (a.empty() || a[0] != '-') break;
-        std::string value;
-        bool has_value = false;
-        if (const auto eq = a.find('='); a.rfind("--", 0) == 0 && eq != std::string::npos) {
-            value = a.substr(eq + 1);
-            a = a.substr(0, eq);
-            has_value = true;
-        }
-        auto arg = [&]() -> std::string {
-            if (has_value) return value;
-            if (i + 1 == argc) throw failure(exit_usage, a + " needs a value (see ccnuma-vm --help)");
-            return argv[++i];
+    opterr = 0;  // our own one-line messages
+    optind = 1;
+    int c = 0;
+    // "+": the command's own options are not ours; ":": a missing value is told apart.
+    while ((c = getopt_long(argc, argv, "+:vhV", longs, nullptr)) != -1) {
+        // The option by its full name, whatever prefix or spelling was written.
+        auto name_of = [&](int val) {
+            for (const option* l = longs; l->name != nullptr; ++l)
+                if (l->val == val) return "--" + std::string(l->name);
+            return std::string("-") + static_cast<char>(val > 0 && val < 128 ? val : '?');
         };
-        auto flag = [&] {
-            if (has_value) throw failure(exit_usage, a + " takes no value");
-        };
-        if (a == "--nodes") m.nodes = number(a, arg());
-        else if (a == "--cores-per-node") m.cores_per_node = number(a, arg());
-        else if (a == "--threads-per-core") m.threads_per_core = number(a, arg());
-        else if (a == "--sockets") {
-            m.sockets = number(a, arg());
-            sockets_given = true;
-            if (m.sockets == 0) throw failure(exit_usage, "--sockets needs at least 1");
-        } else if (a == "--mem-per-node") m.mem_per_node = ccnuma::parse_size(arg(), "--mem-per-node");
-        else if (a == "--distances") m.distances = ccnuma::emulated_machine::parse_distances(arg());
-        else if (a == "--thp") m.thp = arg();
-        else if (a == "--numa-balancing") m.numa_balancing = number(a, arg());
-        else if (a == "--copy") {
-            const std::string p = arg();
-            if (::access(p.c_str(), F_OK) != 0)
-                throw failure(exit_not_found, "--copy " + p + ": " + std::strerror(errno));
-            o.req.copies.push_back(absolute(p));
-        } else if (a == "--env") {
-            const std::string kv = arg();
-            const auto eq = kv.find('=');
-            if (eq == std::string::npos || !valid_name(kv.substr(0, eq)))
-                throw failure(exit_usage, "--env needs NAME=VALUE with NAME a shell variable name, not \"" + kv + "\"");
-            o.req.env.emplace_back(kv.substr(0, eq), kv.substr(eq + 1));
-        } else if (a == "--timeout") {
-            const std::string t = arg();
-            char* end = nullptr;
-            const double s = std::strtod(t.c_str(), &end);
-            if (t.empty() || *end != '\0' || !(s > 0) || s > 86400)
-                throw failure(exit_usage, "--timeout needs seconds in (0, 86400], not \"" + t + "\"");
-            o.req.timeout_s = s;
-        } else if (a == "--keep-going") {
-            flag();
-            o.req.keep_going = true;
-        } else if (a == "--accel") {
-            o.accel = arg();
-            if (o.accel != "auto" && o.accel != "tcg" && o.accel != "kvm")
-                throw failure(exit_usage, "--accel " + o.accel + " is unknown (expected auto, tcg or kvm)");
-        } else if (a == "--verbose" || a == "-v") {
-            flag();
-            o.req.verbose = true;
-        } else if (a == "--setup") {
-            flag();
-            o.setup = true;
-        } else if (a == "-h" || a == "--help") {
-            std::fputs(usage, stdout);
-            std::exit(0);
-        } else {
-            throw failure(exit_usage, "unknown option \"" + a + "\" (see ccnuma-vm --help)");
+        if (c == ':') throw failure(exit_usage, name_of(optopt) + " needs a value (see ccnuma-vm --help)");
+        if (c == '?') {
+            const std::string written = optind >= 1 && optind - 1 < argc ? argv[optind - 1] : "";
+            const std::string w = written.substr(0, written.find('='));
+            if (written.rfind("--", 0) == 0) {
+                std::string matches;
+                for (const option* l = longs; l->name != nullptr; ++l)
+                    if (std::string_view(l->name).substr(0, w.size() - 2) == w.substr(2))
+                        matches += std::string(matches.empty() ? "" : ", ") + "--" + l->name;
+                if (matches.find(',') != std::string::npos)
+                    throw failure(exit_usage, "ambiguous option \"" + written + "\" (could be " + matches + ")");
+                if (!matches.empty() && written.find('=') != std::string::npos)
+                    throw failure(exit_usage, w + " takes no value");
+                throw failure(exit_usage, "unknown option \"" + written + "\" (see ccnuma-vm --help)");
+            }
+            const char letter = optopt > 0 && optopt < 128 ? static_cast<char>(optopt) : '?';
+            throw failure(exit_usage, "unknown option \"-" + std::string(1, letter) + "\" (see ccnuma-vm --help)");
+        }
+        const std::string a = name_of(c);
+        const std::string value = optarg != nullptr ? optarg : "";
+        if (optarg != nullptr && value.empty())
+            throw failure(exit_usage, a + " needs a value, not an empty one (see ccnuma-vm --help)");
+        switch (c) {
+            case opt_nodes: m.nodes = number(a, value); break;
+            case opt_cores: m.cores_per_node = number(a, value); break;
+            case opt_threads: m.threads_per_core = number(a, value); break;
+            case opt_sockets:
+                m.sockets = number(a, value);
+                sockets_given = true;
+                if (m.sockets == 0) throw failure(exit_usage, "--sockets needs at least 1");
+                break;
+            case opt_mem: m.mem_per_node = ccnuma::parse_size(value, "--mem-per-node"); break;
+            case opt_distances: m.distances = ccnuma::emulated_machine::parse_distances(value); break;
+            case opt_thp: m.thp = value; break;
+            case opt_balancing: m.numa_balancing = number(a, value); break;
+            case opt_copy:
+                if (::access(value.c_str(), F_OK) != 0)
+                    throw failure(exit_not_found, "--copy " + value + ": " + std::strerror(errno));
+                o.req.copies.push_back(absolute(value));
+                break;
+            case opt_env: {
+                const auto eq = value.find('=');
+                if (eq == std::string::npos || !valid_name(value.substr(0, eq)))
+                    throw failure(exit_usage,
+                                  "--env needs NAME=VALUE with NAME a shell variable name, not \"" + value + "\"");
+                o.req.env.emplace_back(value.substr(0, eq), value.substr(eq + 1));
+                break;
+            }
+            case opt_timeout: {
+                char* end = nullptr;
+                const double sec = std::strtod(value.c_str(), &end);
+                if (*end != '\0' || !(sec > 0) || sec > 86400)
+                    throw failure(exit_usage, "--timeout needs seconds in (0, 86400], not \"" + value + "\"");
+                o.req.timeout_s = sec;
+                break;
+            }
+            case opt_keep_going: o.req.keep_going = true; break;
+            case opt_accel:
+                o.accel = value;
+                if (o.accel != "auto" && o.accel != "tcg" && o.accel != "kvm")
+                    throw failure(exit_usage, "--accel " + o.accel + " is unknown (expected auto, tcg or kvm)");
+                break;
+            case 'v': o.req.verbose = true; break;
+            case opt_setup: o.setup = true; break;
+            case 'h': std::fputs(usage, stdout); std::exit(0);
+            case 'V': std::printf("ccnuma-vm (ccnuma) %s\n", ccnuma::library_version()); std::exit(0);
+            default: throw failure(exit_usage, "unknown option (see ccnuma-vm --help)");
         }
     }
     if (!sockets_given) m.sockets = 0;
-    for (; i < argc; ++i) o.req.command.emplace_back(argv[i]);
+    for (int i = optind; i < argc; ++i) o.req.command.emplace_back(argv[i]);
     if (o.req.command.empty() && !o.setup) throw failure(exit_usage, "no command given (see ccnuma-vm --help)");
     return o;
 }
@@ -174,6 +210,45 @@ std::string resolve_command(const std::string& name) {
     if (!S_ISREG(st.st_mode) || ::access(path.c_str(), X_OK) != 0)
         throw failure(exit_not_executable, "command " + path + " is not an executable file");
     return absolute(path);
+}
+
+// Arguments of the command that name host files go into the guest too, which holds only what
+// is copied: an input file, or the program a wrapper runs (ccnuma-vm -- ccnuma-run -b 2,scatter
+// -- ./app). The program after a "--" must exist before the guest boots, so that forgetting it
+// costs no boot. Large files are left to --copy, with a note.
+void copy_named_files(request& r) {
+    constexpr std::uintmax_t max_auto_copy = std::uintmax_t{64} << 20;
+    const auto dashes = std::find(r.command.begin() + 1, r.command.end(), std::string("--"));
+    if (dashes != r.command.end() && dashes + 1 != r.command.end()) {
+        const std::string& program = *(dashes + 1);
+        const std::string runner = std::filesystem::path(r.command[0]).filename().string();
+        if (program.find('/') != std::string::npos) {
+            struct stat st {};
+            if (::stat(program.c_str(), &st) != 0)
+                throw failure(exit_not_found, "command " + program + " (run by " + runner + " in the guest): " +
+                                                  std::strerror(errno) + " on the host, so it cannot be copied");
+            if (!S_ISREG(st.st_mode) || ::access(program.c_str(), X_OK) != 0)
+                throw failure(exit_not_executable, "command " + program + " (run by " + runner +
+                                                       " in the guest) is not an executable file");
+        } else if (const std::string host = find_in_path(program); !host.empty()) {
+            r.copies.push_back(absolute(host));
+        }
+    }
+    for (std::size_t i = 1; i < r.command.size(); ++i) {
+        const std::string& a = r.command[i];
+        if (a.empty() || a[0] == '-') continue;
+        std::error_code ec;
+        if (!std::filesystem::is_regular_file(a, ec)) continue;
+        const std::uintmax_t bytes = std::filesystem::file_size(a, ec);
+        if (ec) continue;
+        if (bytes > max_auto_copy) {
+            std::fprintf(stderr, "ccnuma-vm: note: %s (%.0f MiB) is not copied into the guest by itself; --copy it if "
+                                 "the command needs it\n",
+                         a.c_str(), static_cast<double>(bytes) / (1 << 20));
+            continue;
+        }
+        r.copies.push_back(absolute(a));
+    }
 }
 
 std::uint64_t host_available_memory() {
@@ -230,6 +305,7 @@ int run(int argc, char** argv) {
                                       ccnuma::format_size(r.shape.mem_per_node) + ") but the host has " +
                                       gib(available) + " available (lower --mem-per-node or --nodes)");
     r.command[0] = resolve_command(r.command[0]);
+    copy_named_files(r);
     char cwd[4096];
     if (::getcwd(cwd, sizeof cwd)) r.cwd = cwd;
     inherit_environment(r);
@@ -287,6 +363,13 @@ int run(int argc, char** argv) {
     if (g.exited) {
         if (!g.oops.empty())
             std::fprintf(stderr, "ccnuma-vm: warning: the guest kernel reported \"%s\"\n", g.oops.c_str());
+        if (!g.illegal_instruction.empty())
+            std::fprintf(stderr,
+                         "ccnuma-vm: \"%s\" was killed by SIGILL (%s): the emulated CPU (%s) lacks an instruction "
+                         "it uses, typically AVX-512 from -march=native; build with -march=x86-64-v3 (or "
+                         "x86-64-v2), or run with --accel kvm where /dev/kvm works\n",
+                         command_line.c_str(), g.illegal_instruction.c_str(),
+                         a == accel::kvm ? "KVM, -cpu host" : "QEMU TCG, -cpu max");
         return g.exit_status;
     }
     if (g.timed_out)

@@ -13,6 +13,7 @@
 #include <cstddef>
 #include <exception>
 #include <limits>
+#include <string_view>
 #include <type_traits>
 #include <variant>
 
@@ -30,9 +31,19 @@ ccnuma::schedule schedule_of(const Policy& p) noexcept {
         return {};
 }
 
+/// The largest team ccnuma starts: OMP_THREAD_LIMIT, and at most 64 threads per available CPU
+/// (at least 256). libgomp puts per-thread arrays on the stack and exits the process when a
+/// thread cannot be created, so a team beyond what the machine can run is refused up front.
+int max_team_threads() noexcept;
+
+/// The size of the team that runs schedule `s` for `operation` (which the error names): s.threads,
+/// or omp_get_max_threads() for 0. Throws ccnuma::error (errc::invalid_argument) above
+/// max_team_threads(). The one check before every `num_threads` of the library.
+int team_size(const ccnuma::schedule& s, std::string_view operation);
+
 /// Size of the team that runs a schedule (as run_team sizes the first-touch team).
-inline int team_threads(const ccnuma::schedule& s) noexcept {
-    return s.threads != 0 ? static_cast<int>(s.threads) : std::max(1, omp_get_max_threads());
+inline int team_threads(const ccnuma::schedule& s, std::string_view operation = "a parallel loop") {
+    return team_size(s, operation);
 }
 
 /// body(i) for i in [0, n), as a worksharing loop of the enclosing parallel region, with its
@@ -152,9 +163,16 @@ void parallel_construct(T* p, std::size_t n, const ccnuma::schedule& s, Make&& m
 }
 
 /// Destroys p[0..n), each element by the thread that the schedule gives it to.
+/// No team-size check here: the elements were built by a team of this size, and a check that
+/// fails now (the affinity mask narrowed since) could only terminate a noexcept destructor.
 template <class T>
 void parallel_destroy(T* p, std::size_t n, const ccnuma::schedule& s) noexcept {
-    if constexpr (!std::is_trivially_destructible_v<T>) parallel_for(n, s, [&](std::size_t i) noexcept { p[i].~T(); });
+    if constexpr (!std::is_trivially_destructible_v<T>) {
+        if (n == 0) return;
+        const int threads = s.threads != 0 ? static_cast<int>(s.threads) : std::max(1, omp_get_max_threads());
+#pragma omp parallel num_threads(threads)
+        for_static<false>(n, s.chunk, [&](std::size_t i) noexcept { p[i].~T(); });
+    }
 }
 
 }  // namespace ccnuma::detail

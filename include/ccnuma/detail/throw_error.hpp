@@ -19,4 +19,8 @@ namespace ccnuma::detail {
 /// anything longer than max_chars, so that a message stays one readable line.
 std::string quote(std::string_view input, std::size_t max_chars = 64);
 
+/// The bytes of the UTF-8 character at text[pos] (1 for a stray byte), so that a message that
+/// quotes "the character at position N" never cuts a multibyte character in half.
+std::size_t utf8_length(std::string_view text, std::size_t pos) noexcept;
+
 }  // namespace ccnuma::detail
