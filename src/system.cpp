@@ -31,6 +31,23 @@ std::string active_choice(const std::string& line) {
 }
 }  // namespace
 
+std::optional<std::uint64_t> node_free_bytes(unsigned node) noexcept {
+    try {
+        std::ifstream in("/sys/devices/system/node/node" + std::to_string(node) + "/meminfo");
+        std::string line;
+        // "Node 0 MemFree:        12345678 kB"
+        while (std::getline(in, line)) {
+            const auto at = line.find("MemFree:");
+            if (at == std::string::npos) continue;
+            std::istringstream value(line.substr(at + 8));
+            std::uint64_t kb = 0;
+            if (value >> kb) return kb * 1024;
+        }
+    } catch (...) {
+    }
+    return std::nullopt;
+}
+
 kernel_settings kernel_settings::read() noexcept {
     kernel_settings k;
     try {

@@ -168,7 +168,7 @@ int main(int argc, char** argv) {
             double diff = 0;
             for (std::size_t i = 1; i <= g.ny; ++i)
                 for (std::size_t j = 1; j <= g.nx; ++j) diff = std::max(diff, std::abs(whole[i * w + j] - ref[i * w + j]));
-            std::printf("jacobi %zux%zu, %d iterations, %d ranks x %u threads (%s): max |hybrid - serial| = %g\n", g.nx,
+            std::printf("jacobi %zux%zu, %d iterations, %d ranks, rank 0 with %u threads (%s): max |hybrid - serial| = %g\n", g.nx,
                         g.ny, iterations, ranks, plan.team_size(1), spec.c_str(), diff);
             if (diff != 0.0) {
                 std::fprintf(stderr, "hybrid_jacobi: the result differs from the serial reference\n");

@@ -6,6 +6,7 @@
 ///     if (k.numa_balancing.value_or(0) != 0)
 ///         std::puts("NUMA balancing may migrate pages behind your back");
 
+#include <cstdint>
 #include <optional>
 #include <string>
 
@@ -24,6 +25,14 @@ struct kernel_settings {
     /// Reads the current values; never throws (unreadable files give the empty values).
     static kernel_settings read() noexcept;
 };
+
+/// Free memory of NUMA node `node` of this host right now, in bytes: MemFree of
+/// /sys/devices/system/node/node<N>/meminfo, what `numactl -H` prints as "node N free".
+/// nullopt where the kernel does not say (no such node, no NUMA sysfs).
+///
+///     if (auto free = ccnuma::node_free_bytes(1); free && *free < bytes)
+///         std::puts("node 1 cannot hold the array: first touch will spill to other nodes");
+std::optional<std::uint64_t> node_free_bytes(unsigned node) noexcept;
 
 }  // namespace ccnuma
 

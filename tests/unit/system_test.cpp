@@ -29,6 +29,21 @@ TEST(KernelSettings, MatchesProcAndSys) {
         EXPECT_NE(thp.find("[" + k.thp_enabled + "]"), std::string::npos) << thp;
 }
 
+// Issue 12: numactl -H's "node N free", from the same sysfs file numactl reads.
+TEST(NodeFree, MatchesSysfsMeminfo) {
+    std::ifstream in("/sys/devices/system/node/node0/meminfo");
+    if (!in) {
+        EXPECT_FALSE(ccnuma::node_free_bytes(0).has_value()) << "no NUMA sysfs, no answer";
+        return;
+    }
+    const auto f = ccnuma::node_free_bytes(0);
+    ASSERT_TRUE(f.has_value());
+    const auto total = first_line("/proc/meminfo");  // "MemTotal: N kB": free memory cannot exceed it
+    EXPECT_GT(*f, 0u);
+    EXPECT_LE(*f, std::stoull(total.substr(total.find(':') + 1)) * 1024);
+    EXPECT_FALSE(ccnuma::node_free_bytes(4096).has_value());
+}
+
 TEST(PlacementWarnings, OnePerProblemWithItsRemedy) {
     ccnuma::topology_options o;
     o.source = "pack:2 numa:1 core:2 pu:2";

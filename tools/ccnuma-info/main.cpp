@@ -71,6 +71,11 @@ std::string page_truth_text(const ccnuma::support_info& s) {
     return t + (s.pfn_visible ? "" : "; PFNs hidden (no CAP_SYS_ADMIN)");
 }
 
+std::string free_text(unsigned node) {
+    const auto f = ccnuma::node_free_bytes(node);
+    return f ? bytes(*f) : std::string("-");
+}
+
 // hwloc's subtype and memory tier, where it knows them ("MCDRAM tier 0"); "-" otherwise.
 std::string memory_kind(const ccnuma::numa_node& n) {
     std::string out = n.subtype;
@@ -111,10 +116,13 @@ void print_text(const ccnuma::topology& t, const ccnuma::kernel_settings& k,
                 t.total_numa_nodes());
 
     std::puts("\nNUMA nodes");
-    std::printf("  %s%s%s%s\n", pad("P#", 6).c_str(), pad("memory", 11).c_str(), pad("kind", 16).c_str(), "cpus (P#)");
+    // Free memory is this host's, now: shown only when the topology is this machine.
+    const bool here = t.source() == ccnuma::topology_source::system;
+    std::printf("  %s%s%s%s%s\n", pad("P#", 6).c_str(), pad("memory", 11).c_str(), here ? pad("free", 11).c_str() : "",
+                pad("kind", 16).c_str(), "cpus (P#)");
     for (const auto& n : t.numa_nodes())
-        std::printf("  %s%s%s%s\n", pad(std::to_string(n.os_index), 6).c_str(), pad(bytes(n.memory_bytes), 11).c_str(),
-                    pad(memory_kind(n), 16).c_str(),
+        std::printf("  %s%s%s%s%s\n", pad(std::to_string(n.os_index), 6).c_str(), pad(bytes(n.memory_bytes), 11).c_str(),
+                    here ? pad(free_text(n.os_index), 11).c_str() : "", pad(memory_kind(n), 16).c_str(),
                     n.cpus.empty() ? "(none allowed: CPU-less memory or all CPUs masked)" : format_list(n.cpus).c_str());
 
     std::puts("\npackages");
@@ -196,6 +204,14 @@ void print_json(const ccnuma::topology& t, const ccnuma::kernel_settings& k, con
     kernel["pagemap"] = pg.pagemap;
     kernel["pfn_visible"] = pg.pfn_visible;
     kernel["page_flags"] = pg.page_flags;
+    if (t.source() == ccnuma::topology_source::system) {
+        json free = json::array();
+        for (const auto& n : t.numa_nodes()) {
+            const auto f = ccnuma::node_free_bytes(n.os_index);
+            free.push_back({{"node", n.os_index}, {"free_bytes", f ? json(*f) : json(nullptr)}});
+        }
+        kernel["node_free"] = free;
+    }
     doc["kernel"] = kernel;
     const auto vm = t.source() == ccnuma::topology_source::system ? ccnuma::emulated_machine::current() : std::nullopt;
     doc["emulated_machine"] = vm ? json(vm->to_string()) : json(nullptr);
