@@ -518,19 +518,17 @@ void migrate(void* ptr, std::size_t bytes, const policy& p) {
     // interleave(0,1) even where round-robin wants it on node 1.
     const std::size_t unit = detail::unit_bytes(page_kind(p));
     std::vector<int> targets;
-    if (std::holds_alternative<first_touch>(p) || std::holds_alternative<blocked>(p)) {
-        const schedule s = std::holds_alternative<first_touch>(p) ? std::get<first_touch>(p).sched : std::get<blocked>(p).sched;
+    const auto m = detail::meaning_of(p);
+    if (m.act != detail::policy_meaning::action::kernel_policy) {
         // Pages as the elements: the page decides anyway, and a loop over bytes would cost
         // O(bytes) for nothing.
-        const auto team = detail::run_team(count, s, {}, what);
+        const auto team = detail::run_team(count, m.sched, {}, what);
         const auto per_unit = detail::unit_nodes(team, ptr, bytes, page, unit);
         for (std::size_t i = 0; i < count; ++i)
             targets.push_back(per_unit[(first + i * page) / unit - reinterpret_cast<std::uintptr_t>(ptr) / unit]);
     } else {
-        std::vector<unsigned> set;
-        if (const auto* il = std::get_if<interleave>(&p)) set = il->node_set.empty() ? detail::allowed_memory_nodes() : il->node_set;
-        else if (const auto* on = std::get_if<on_node>(&p)) set = {on->node};
-        else set = {std::get<preferred>(p).node};
+        // A spilling policy's pages move to its own nodes.
+        const std::vector<unsigned> set = m.spills ? m.nodes : detail::target_nodes(m, what);
         for (unsigned n : set) detail::check_node(n, what);
         // The kernel's own interleave order: by page (or huge page) number modulo the set.
         for (std::size_t i = 0; i < count; ++i)
@@ -553,7 +551,7 @@ void migrate(void* ptr, std::size_t bytes, const policy& p) {
             detail::throw_system_error(errno, what + ": move_pages failed");
     }
     // Pages written from now on follow the new policy too (first_touch has none to set).
-    if (!std::holds_alternative<first_touch>(p)) place(ptr, bytes, p, page);
+    if (m.act != detail::policy_meaning::action::touch) place(ptr, bytes, p, page);
 }
 
 std::string_view to_string(read_fault_kind k) noexcept {

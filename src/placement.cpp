@@ -242,29 +242,57 @@ void set_diagnostic_handler(std::function<void(std::string_view)> handler) {
     detail::diagnostics_handler = std::move(handler);
 }
 
-std::string to_string(const policy& p) {
-    auto page = [](pages pg) { return pg == pages::huge ? std::string(",huge") : std::string(); };
-    auto sched = [](const schedule& s) {
-        std::string r;
-        if (s.chunk) r += "chunk=" + std::to_string(s.chunk);
-        if (s.threads) r += std::string(r.empty() ? "" : ",") + "threads=" + std::to_string(s.threads);
-        return r;
-    };
-    auto wrap = [](const std::string& name, const std::string& args) {
-        return args.empty() ? name : name + "(" + (args[0] == ',' ? args.substr(1) : args) + ")";
-    };
-    return std::visit(
-        [&](const auto& x) -> std::string {
-            using T = std::decay_t<decltype(x)>;
-            if constexpr (std::is_same_v<T, first_touch>) return wrap("first_touch", sched(x.sched) + page(x.page));
-            else if constexpr (std::is_same_v<T, blocked>) return wrap("blocked", sched(x.sched) + page(x.page));
-            else if constexpr (std::is_same_v<T, interleave>)
-                return wrap("interleave", (x.node_set.empty() ? std::string("all") : format_list(x.node_set)) + page(x.page));
-            else if constexpr (std::is_same_v<T, on_node>) return wrap("on_node", std::to_string(x.node) + page(x.page));
-            else return wrap("preferred", std::to_string(x.node) + page(x.page));
-        },
-        p);
+namespace detail {
+
+namespace {
+std::string with_args(const std::string& name, const std::string& args) {
+    return args.empty() ? name : name + "(" + (args[0] == ',' ? args.substr(1) : args) + ")";
 }
+std::string schedule_args(const schedule& s) {
+    std::string r;
+    if (s.chunk) r += "chunk=" + std::to_string(s.chunk);
+    if (s.threads) r += std::string(r.empty() ? "" : ",") + "threads=" + std::to_string(s.threads);
+    return r;
+}
+std::string page_args(pages pg) { return pg == pages::huge ? ",huge" : ""; }
+
+// One overload per policy type, and no generic one: std::visit then refuses to compile a policy
+// variant with an alternative that is not handled here.
+struct meaning_visitor {
+    policy_meaning operator()(const first_touch& x) const {
+        return {policy_meaning::action::touch, 0, {}, false, x.sched, x.page,
+                with_args("first_touch", schedule_args(x.sched) + page_args(x.page))};
+    }
+    policy_meaning operator()(const blocked& x) const {
+        return {policy_meaning::action::bind_units, MPOL_BIND, {}, false, x.sched, x.page,
+                with_args("blocked", schedule_args(x.sched) + page_args(x.page))};
+    }
+    policy_meaning operator()(const interleave& x) const {
+        return {policy_meaning::action::kernel_policy, MPOL_INTERLEAVE, x.node_set, false, {}, x.page,
+                with_args("interleave", (x.node_set.empty() ? std::string("all") : format_list(x.node_set)) +
+                                            page_args(x.page))};
+    }
+    policy_meaning operator()(const on_node& x) const {
+        return {policy_meaning::action::kernel_policy, MPOL_BIND, {x.node}, false, {}, x.page,
+                with_args("on_node", std::to_string(x.node) + page_args(x.page))};
+    }
+    policy_meaning operator()(const preferred& x) const {
+        return {policy_meaning::action::kernel_policy, MPOL_PREFERRED, {x.node}, true, {}, x.page,
+                with_args("preferred", std::to_string(x.node) + page_args(x.page))};
+    }
+};
+}  // namespace
+
+policy_meaning meaning_of(const policy& p) { return std::visit(meaning_visitor{}, p); }
+
+std::vector<unsigned> target_nodes(const policy_meaning& m, const std::string& what) {
+    for (unsigned n : m.nodes) check_node(n, what);
+    return m.nodes.empty() || m.spills ? allowed_memory_nodes() : m.nodes;
+}
+
+}  // namespace detail
+
+std::string to_string(const policy& p) { return detail::meaning_of(p).name; }
 
 pages page_kind(const policy& p) noexcept {
     return std::visit([](const auto& x) { return x.page; }, p);
@@ -274,21 +302,8 @@ namespace {
 
 // The nodes a policy may put pages on, checked against the allowed set.
 std::vector<unsigned> target_nodes(const policy& p, std::size_t bytes) {
-    const std::string what = "placement " + to_string(p) + " of " + detail::human_bytes(bytes);
-    if (const auto* il = std::get_if<interleave>(&p)) {
-        if (il->node_set.empty()) return detail::allowed_memory_nodes();
-        for (unsigned n : il->node_set) detail::check_node(n, what);
-        return il->node_set;
-    }
-    if (const auto* on = std::get_if<on_node>(&p)) {
-        detail::check_node(on->node, what);
-        return {on->node};
-    }
-    if (const auto* pr = std::get_if<preferred>(&p)) {
-        detail::check_node(pr->node, what);
-        return detail::allowed_memory_nodes();  // it falls back to any node
-    }
-    return detail::allowed_memory_nodes();
+    const auto m = detail::meaning_of(p);
+    return detail::target_nodes(m, "placement " + m.name + " of " + detail::human_bytes(bytes));
 }
 
 // A first touch that is a write fault, whatever the page holds. A plain read and write of the
@@ -347,45 +362,47 @@ void apply(void* ptr, std::size_t bytes, const policy& p, std::size_t element_si
     auto fail = [&](int err, const std::string& call) {
         detail::throw_system_error(err, what + ": " + call + " failed");
     };
-    if (const auto* ft = std::get_if<first_touch>(&p)) {
-        const std::size_t n = bytes / element_size + (bytes % element_size ? 1 : 0);
-        auto team = detail::run_team(
-            n, ft->sched,
-            [&](unsigned t, const detail::team_layout& layout) {
-                touch_units(layout, t, static_cast<char*>(ptr), bytes, element_size, unit);
-            },
-            what);
-        warn_small_chunks(team, bytes, element_size, unit, p);
-    } else if (const auto* bl = std::get_if<blocked>(&p)) {
-        const std::size_t n = bytes / element_size + (bytes % element_size ? 1 : 0);
-        const auto team = detail::run_team(n, bl->sched, {}, what);
-        warn_small_chunks(team, bytes, element_size, unit, p);
-        const auto nodes = detail::unit_nodes(team, ptr, bytes, element_size, unit);
-        // One mbind per run of units with the same node.
-        const auto begin = reinterpret_cast<std::uintptr_t>(ptr);
-        const std::size_t page = detail::base_page_bytes();
-        for (std::size_t i = 0, j = 0; i < nodes.size(); i = j) {
-            for (j = i + 1; j < nodes.size() && nodes[j] == nodes[i]; ++j) {
-            }
-            const std::uintptr_t from = std::max<std::uintptr_t>(begin, (begin / unit + i) * unit);
-            const std::uintptr_t to = std::min<std::uintptr_t>(begin + bytes, (begin / unit + j) * unit);
-            const std::uintptr_t to_page = (to + page - 1) / page * page;
-            if (nodes[i] < 0) continue;
-            if (int err = detail::mbind_range(reinterpret_cast<void*>(from), to_page - from, MPOL_BIND,
-                                              {static_cast<unsigned>(nodes[i])}, 0))
-                fail(err, "mbind to node " + std::to_string(nodes[i]));
+    const auto m = detail::meaning_of(p);
+    const std::size_t n = bytes / element_size + (bytes % element_size ? 1 : 0);
+    switch (m.act) {
+        case detail::policy_meaning::action::touch: {
+            auto team = detail::run_team(
+                n, m.sched,
+                [&](unsigned t, const detail::team_layout& layout) {
+                    touch_units(layout, t, static_cast<char*>(ptr), bytes, element_size, unit);
+                },
+                what);
+            warn_small_chunks(team, bytes, element_size, unit, p);
+            return;
         }
-    } else {
-        const auto nodes = target_nodes(p, bytes);
-        const int mode = std::holds_alternative<interleave>(p) ? MPOL_INTERLEAVE
-                         : std::holds_alternative<on_node>(p) ? MPOL_BIND
-                                                              : MPOL_PREFERRED;
-        const std::size_t len = (bytes + detail::base_page_bytes() - 1) / detail::base_page_bytes() * detail::base_page_bytes();
-        if (int err = detail::mbind_range(ptr, len, mode, std::holds_alternative<preferred>(p)
-                                                              ? std::vector<unsigned>{std::get<preferred>(p).node}
-                                                              : nodes,
-                                          0))
-            fail(err, "mbind");
+        case detail::policy_meaning::action::bind_units: {
+            const auto team = detail::run_team(n, m.sched, {}, what);
+            warn_small_chunks(team, bytes, element_size, unit, p);
+            const auto nodes = detail::unit_nodes(team, ptr, bytes, element_size, unit);
+            // One mbind per run of units with the same node.
+            const auto begin = reinterpret_cast<std::uintptr_t>(ptr);
+            const std::size_t page = detail::base_page_bytes();
+            for (std::size_t i = 0, j = 0; i < nodes.size(); i = j) {
+                for (j = i + 1; j < nodes.size() && nodes[j] == nodes[i]; ++j) {
+                }
+                const std::uintptr_t from = std::max<std::uintptr_t>(begin, (begin / unit + i) * unit);
+                const std::uintptr_t to = std::min<std::uintptr_t>(begin + bytes, (begin / unit + j) * unit);
+                const std::uintptr_t to_page = (to + page - 1) / page * page;
+                if (nodes[i] < 0) continue;
+                if (int err = detail::mbind_range(reinterpret_cast<void*>(from), to_page - from, m.mode,
+                                                  {static_cast<unsigned>(nodes[i])}, 0))
+                    fail(err, "mbind to node " + std::to_string(nodes[i]));
+            }
+            return;
+        }
+        case detail::policy_meaning::action::kernel_policy: {
+            const auto nodes = detail::target_nodes(m, what);
+            const std::size_t len =
+                (bytes + detail::base_page_bytes() - 1) / detail::base_page_bytes() * detail::base_page_bytes();
+            // A spilling policy names its own nodes to the kernel, not every node it may spill to.
+            if (int err = detail::mbind_range(ptr, len, m.mode, m.spills ? m.nodes : nodes, 0)) fail(err, "mbind");
+            return;
+        }
     }
 }
 
@@ -490,7 +507,7 @@ void place(void* ptr, std::size_t bytes, const policy& p, std::size_t element_si
                                 " bytes from this address)");
     if (ptr == nullptr) detail::throw_error(errc::invalid_argument, what + ": the address is null");
     (void)target_nodes(p, bytes);
-    const bool writes = std::holds_alternative<first_touch>(p);
+    const bool writes = detail::meaning_of(p).act == detail::policy_meaning::action::touch;
     if (!mapped(begin, begin + bytes, writes))
         detail::throw_error(errc::invalid_argument,
                             what + (writes ? ": the range is not (entirely) mapped writable memory (first_touch writes "

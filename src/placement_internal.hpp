@@ -68,6 +68,31 @@ team_layout run_team(std::size_t elements, const schedule& s,
                      const std::function<void(unsigned, const team_layout&)>& in_thread = {},
                      std::string_view operation = "a parallel team");
 
+/// What a placement policy means, decided in one place (meaning_of): every user of a policy
+/// (apply, to_string, place, migrate) works from this, never from the variant itself.
+struct policy_meaning {
+    enum class action {
+        touch,          ///< a team writes each unit from the thread the schedule gives it to
+        bind_units,     ///< a team decides each unit's node; mbind(MPOL_BIND) puts it there
+        kernel_policy,  ///< one mbind of the whole range with `mode` and `nodes`
+    };
+    action act = action::touch;
+    int mode = 0;                  ///< MPOL_* for kernel_policy
+    std::vector<unsigned> nodes;   ///< kernel_policy's nodes; empty: every allowed node
+    bool spills = false;           ///< pages may land on any allowed node when `nodes` are full
+    ccnuma::schedule sched{};      ///< the partition, for touch and bind_units
+    ccnuma::pages page = pages::base;
+    std::string name;              ///< to_string(): "blocked(chunk=4,huge)"
+};
+
+/// The meaning of `p`, with one overload per policy type: a new alternative of ccnuma::policy
+/// does not compile until it is given one. Pure: no node is checked, no system call made.
+policy_meaning meaning_of(const policy& p);
+
+/// The nodes `m` may put pages on (its own, or every allowed one), each checked against the
+/// allowed set; errors name `what`.
+std::vector<unsigned> target_nodes(const policy_meaning& m, const std::string& what);
+
 /// Sends a diagnostic to the handler of set_diagnostic_handler().
 void diagnose(const std::string& message);
 
