@@ -5,6 +5,7 @@
 // (Linux 6.1 maps the shared zero page on a read fault; other kernels give a private frame).
 
 #include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -14,6 +15,20 @@
 #include <string>
 
 namespace test_support {
+
+/// A private anonymous mapping of a test's own, so that nothing else touches its pages.
+struct mapping {
+    explicit mapping(std::size_t b) : bytes(b) {
+        p = static_cast<char*>(::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
+    }
+    mapping(const mapping&) = delete;
+    mapping& operator=(const mapping&) = delete;
+    ~mapping() {
+        if (p != MAP_FAILED) ::munmap(p, bytes);
+    }
+    std::size_t bytes;
+    char* p;
+};
 
 struct raw_page {
     bool present = false, swapped = false, exclusive = false;

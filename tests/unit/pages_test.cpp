@@ -21,19 +21,7 @@ namespace {
 
 const std::size_t page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
 
-// A private mapping of its own for each test, so that nothing else touches its pages.
-struct mapping {
-    explicit mapping(std::size_t b) : bytes(b) {
-        p = static_cast<char*>(::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
-    }
-    mapping(const mapping&) = delete;
-    mapping& operator=(const mapping&) = delete;
-    ~mapping() {
-        if (p != MAP_FAILED) ::munmap(p, bytes);
-    }
-    std::size_t bytes;
-    char* p;
-};
+using test_support::mapping;
 
 // What page_states() must say of a page, from the independent reading of tests/support/pagemap.hpp.
 ccnuma::page_state expected_state(const test_support::raw_page& r) {

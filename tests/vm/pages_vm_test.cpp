@@ -50,18 +50,7 @@ std::string source() {
     return !v || std::string(v) == "pagemap_scan" ? "PAGEMAP_SCAN" : v;
 }
 
-struct mapping {
-    explicit mapping(std::size_t b) : bytes(b) {
-        p = static_cast<char*>(::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
-    }
-    mapping(const mapping&) = delete;
-    mapping& operator=(const mapping&) = delete;
-    ~mapping() {
-        if (p != MAP_FAILED) ::munmap(p, bytes);
-    }
-    std::size_t bytes;
-    char* p;
-};
+using test_support::mapping;
 
 class PagesInGuest : public ::testing::Test {
 protected:
