@@ -105,7 +105,9 @@ int main(int argc, char** argv) {
         const auto& plan = ccnuma::current_plan();
         const auto& topo = ccnuma::topology::current();
 
-        const auto [first, rows] = rows_of(g.ny, rank, ranks);
+        // Plain variables, not a structured binding: Clang 14 cannot capture one in an OpenMP region.
+        const auto span = rows_of(g.ny, rank, ranks);
+        const std::size_t first = span.first, rows = span.second;
         const std::size_t w = g.nx + 2, n = (rows + 2) * w;
         // Built by the threads that sweep it: each thread's rows on its node.
         ccnuma::vector<double> u(n, 0.0), v(n, 0.0);
