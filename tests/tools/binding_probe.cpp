@@ -1,5 +1,6 @@
 // Runs under ccnuma-run: opens nested parallel regions shaped by OMP_NUM_THREADS and prints,
 // from inside every innermost thread, its path, the CPU it runs on and its affinity mask.
+// Also the OMPT tool's probe: it binds nothing itself.
 // Deliberately independent of ccnuma::binding_report(), so the tools test does not check the
 // library with itself.
 
@@ -53,9 +54,12 @@ void region(const std::vector<int>& sizes, std::size_t level) {
 
 }  // namespace
 
-int main() {
+// An optional argument repeats the regions: pooled threads come back to new teams, which is
+// where a binding made once at start-up and one made at every fork (OMPT) differ.
+int main(int argc, char** argv) {
     const auto sizes = team_sizes();
+    const int repetitions = argc > 1 ? std::atoi(argv[1]) : 1;
     omp_set_max_active_levels(static_cast<int>(sizes.size()));
-    region(sizes, 0);
+    for (int r = 0; r < repetitions; ++r) region(sizes, 0);
     return 0;
 }
