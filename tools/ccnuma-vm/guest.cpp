@@ -27,6 +27,9 @@ std::string init_script(const request& r) {
         "[ -e /bin/sh ] || ln -s /.ccnuma-vm/busybox /bin/sh\n"
         "mount -t tmpfs tmpfs /dev/shm\n"
         "mount -t devpts devpts /dev/pts\n"
+        // A host name and loopback, as any machine has: MPI launchers look them up.
+        "hostname guest\n"
+        "ifconfig lo 127.0.0.1 up 2>/dev/null\n"
         "for t in 1 2 3; do stty -F /dev/ttyS$t raw -echo; done\n"
         "status() { echo \"$*\" > /dev/ttyS3; }\n"
         "fail() { status \"setup-failed $*\"; poweroff -f; }\n"

@@ -3,6 +3,7 @@
 // a multi-socket server. Only speed is not emulated.
 
 #include "guest.hpp"
+#include "image.hpp"
 #include "kit.hpp"
 #include "process.hpp"
 #include "qemu.hpp"
@@ -57,6 +58,8 @@ constexpr const char* usage =
     "  --accel           tcg, kvm, or auto: KVM only if a probe boot with it succeeded (default)\n"
     "  --verbose, -v     report installation, the QEMU command line and boot/run times\n"
     "  --setup           install what is needed into the cache, print it, and exit\n"
+    "  A command that is Open MPI's mpirun brings Open MPI's components, help and configuration\n"
+    "  files along, with the settings a one-node run as root needs (ccnuma-vm -- mpirun -np 2 ...)\n"
     "  Options are parsed by getopt_long: --opt VALUE, --opt=VALUE, unique prefixes (--mem=1G).\n"
     "exit status: the command's own; 1 impossible machine or setup failure, 2 usage error,\n"
     "124 timeout, 125 guest failure (kernel panic, no boot), 126 command not executable,\n"
@@ -251,6 +254,32 @@ void copy_named_files(request& r) {
     }
 }
 
+// Open MPI's launcher starts orted and loads its components, help texts and configuration from
+// files that no ldd names. When the command is Open MPI's mpirun (mpiexec, orterun), they go
+// into the guest too, with what a single-node run as root without ssh needs; --env still wins.
+void add_open_mpi(request& r) {
+    std::error_code ec;
+    const std::filesystem::path launcher = std::filesystem::canonical(r.command[0], ec);
+    if (ec) return;
+    const std::string name = launcher.filename().string();
+    if (name != "orterun" && name != "mpirun.openmpi" && name != "mpiexec.openmpi") return;
+    std::filesystem::path libdir;
+    for (const auto& lib : shared_libraries(launcher.string()))
+        if (std::filesystem::path(lib).filename().string().rfind("libopen-pal.so", 0) == 0)
+            libdir = std::filesystem::path(lib).parent_path();
+    if (libdir.empty()) return;  // not Open MPI after all
+    for (const std::filesystem::path& p :
+         {launcher.parent_path() / "orted", libdir / "openmpi", libdir / "pmix2", libdir / "pmix",
+          std::filesystem::path("/usr/share/openmpi"), std::filesystem::path("/usr/share/pmix"),
+          std::filesystem::path("/etc/openmpi"), std::filesystem::path("/etc/pmix")})
+        if (std::filesystem::exists(p, ec)) r.copies.push_back(p.string());
+    const std::vector<std::pair<std::string, std::string>> settings = {
+        {"OMPI_ALLOW_RUN_AS_ROOT", "1"}, {"OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1"},
+        {"OMPI_MCA_plm_rsh_agent", "false"},  // one node: no rsh/ssh to look for
+        {"OMPI_MCA_btl", "self,vader"}};     // shared memory only: the guest has no network
+    r.env.insert(r.env.begin(), settings.begin(), settings.end());
+}
+
 std::uint64_t host_available_memory() {
     std::ifstream in("/proc/meminfo");
     std::string key;
@@ -306,6 +335,7 @@ int run(int argc, char** argv) {
                                       gib(available) + " available (lower --mem-per-node or --nodes)");
     r.command[0] = resolve_command(r.command[0]);
     copy_named_files(r);
+    add_open_mpi(r);
     char cwd[4096];
     if (::getcwd(cwd, sizeof cwd)) r.cwd = cwd;
     inherit_environment(r);
