@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <fstream>
+#include <map>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -271,6 +272,35 @@ TEST(VmMemoryPolicy, ProbeRefusesToRunOutsideTheEmulatedMachine) {
     EXPECT_EQ(r.status, 2);
     EXPECT_NE(r.err.find("not inside the emulated machine"), std::string::npos) << r.err;
 }
+
+#ifdef CCNUMA_MPIEXEC
+// --- MPI ranks: each plans inside its own domain --------------------------------------------
+
+// One rank per node (mpirun --map-by numa --bind-to numa), ranks of unequal size through an app
+// context file with a CCNUMA_BIND each: every rank's ccnuma-run sees its rank's cpuset as the
+// machine, so its plan uses only its own node's PUs.
+TEST(VmMpi, EachRankPlansInsideItsOwnNodeWithItsOwnTeamSize) {
+    const std::string base = ::testing::TempDir() + "ccnuma_vm_mpi_" + std::to_string(::getpid());
+    const std::string app = base + ".app";
+    std::ofstream(app) << "-np 1 -x CCNUMA_BIND=2,scatter " << run_tool << " --print-plan --json\n"
+                       << "-np 1 -x CCNUMA_BIND=1,scatter " << run_tool << " --print-plan --json\n";
+    const result r = run(vm + " --nodes 2 --cores-per-node 2 --copy " + run_tool + " --copy " + quote(app) + " -- " +
+                         CCNUMA_MPIEXEC + " --map-by numa --bind-to numa --app " + quote(app));
+    std::remove(app.c_str());
+    ASSERT_EQ(r.status, 0) << r.err;
+    std::map<std::size_t, std::vector<long long>> pus_by_team;  // team size -> its PUs
+    std::istringstream lines(r.out);
+    for (std::string line; std::getline(lines, line);) {
+        const json plan = json::parse(line);
+        std::vector<long long> pus;
+        for (const json& t : plan["threads"].items()) pus.push_back(t["pu"].integer());
+        pus_by_team[pus.size()] = pus;
+    }
+    ASSERT_EQ(pus_by_team.size(), 2u) << r.out;
+    EXPECT_EQ(pus_by_team[2], (std::vector<long long>{0, 1})) << "rank 0 (node 0): both of its cores";
+    EXPECT_EQ(pus_by_team[1], (std::vector<long long>{2})) << "rank 1 (node 1): one thread on its own node";
+}
+#endif
 
 // --- the guest as a command runner -----------------------------------------------------------
 
