@@ -12,6 +12,7 @@
 #include <ccnuma/pages.hpp>
 #include <ccnuma/placement.hpp>
 #include <ccnuma/seg_array.hpp>
+#include <ccnuma/stores.hpp>
 #include <ccnuma/system.hpp>
 #include <ccnuma/topology.hpp>
 #include <ccnuma/vector.hpp>

@@ -25,9 +25,11 @@
 
 #include <ccnuma/detail/expression.hpp>
 #include <ccnuma/detail/parallel.hpp>
+#include <ccnuma/detail/streaming.hpp>
 #include <ccnuma/padded.hpp>
 #include <ccnuma/pages.hpp>
 #include <ccnuma/placement.hpp>
+#include <ccnuma/stores.hpp>
 
 #include <omp.h>
 
@@ -98,19 +100,44 @@ auto make_mapped(const X& x, F f) {
     return expression<node>(node{std::move(f), node_of(x)});
 }
 
+/// dst[i] = at(i) for i in [0, n) with streaming stores, each thread on the range that
+/// schedule(static[, chunk]) gives it (static_ranges), so every element is written by the thread
+/// that placed its page. Returns false, writing nothing, when `mode` says not to stream
+/// n elements (stores.hpp's streams() decides) or T has no streaming stores here.
+template <class T, class At>
+bool stream_write(T* dst, std::size_t n, const ccnuma::schedule& s, ccnuma::stores mode, bool aliases, const At& at) {
+    if constexpr (streamable<T>) {
+        if (n == 0 || mode == ccnuma::stores::regular || !ccnuma::streams(mode, n * sizeof(T), aliases, true))
+            return false;
+#pragma omp parallel num_threads(team_threads(s))
+        {
+            const auto t = static_cast<unsigned>(omp_get_thread_num());
+            const auto threads = static_cast<unsigned>(omp_get_num_threads());
+            static_ranges(n, s.chunk, t, threads, [&](std::size_t lo, std::size_t hi) { stream_range(dst, lo, hi, at); });
+        }
+        return true;
+    } else {
+        (void)dst, (void)n, (void)s, (void)mode, (void)aliases, (void)at;
+        return false;
+    }
+}
+
 /// Writes node[i] to dst[i] for i in [0, n) with the destination's partition. An operand that
 /// overlaps the destination other than element for element (a view shifted by k, say) is read
-/// before it is overwritten: the result goes through a temporary then.
+/// before it is overwritten: the result goes through a temporary then. `mode` chooses regular
+/// or streaming stores (an operand that is the destination itself counts as aliasing).
 template <class T, class Node>
-void assign_node(T* dst, std::size_t n, const Node& e, const ccnuma::schedule& s, const char* what) {
+void assign_node(T* dst, std::size_t n, const Node& e, const ccnuma::schedule& s, const char* what,
+                 ccnuma::stores mode = ccnuma::stores::automatic) {
     if (!Node::is_scalar && e.size() != n)
         throw std::length_error(std::string("ccnuma: ") + what + ": the expression has " + std::to_string(e.size()) +
                                 " elements and the destination " + std::to_string(n) +
                                 " (elementwise assignment needs equal sizes; resize() first)");
-    bool shifted = false;
+    bool shifted = false, aliases = false;
     const auto d0 = reinterpret_cast<std::uintptr_t>(dst), d1 = reinterpret_cast<std::uintptr_t>(dst + n);
     e.for_each_leaf([&](const void* b, const void* end) {
         const auto b0 = reinterpret_cast<std::uintptr_t>(b), b1 = reinterpret_cast<std::uintptr_t>(end);
+        if (b0 < d1 && b1 > d0) aliases = true;
         if (b0 != d0 && b0 < d1 && b1 > d0) shifted = true;
     });
     if (shifted) {
@@ -121,6 +148,8 @@ void assign_node(T* dst, std::size_t n, const Node& e, const ccnuma::schedule& s
         });
         return;
     }
+    if constexpr (Node::nothrow)
+        if (stream_write(dst, n, s, mode, aliases, [&e](std::size_t i) noexcept { return e[i]; })) return;
     // A copy of the node in the closure: its pointers are then locals of the outlined region,
     // which helps the compiler keep them in registers.
     parallel_for(n, s, [dst, node = e](std::size_t i) noexcept(Node::nothrow) { dst[i] = node[i]; });
@@ -242,7 +271,7 @@ protected:
     template <class X>
     Derived& assign(const X& x, const char* what) {
         auto& d = self();
-        assign_node(d.data(), d.size(), operand_node(x), d.schedule(), what);
+        assign_node(d.data(), d.size(), operand_node(x), d.schedule(), what, d.store_mode());
         return d;
     }
 
@@ -280,6 +309,23 @@ public:
     }
     /// n copies of value, each made by its own thread (so memory a T owns is local too).
     vector(size_type n, const T& value, const Policy& p = Policy{}) : policy_(p) {
+        if constexpr (detail::streamable<T>) {  // float, double: the bytes are the objects
+            T* q = place(n);
+            bool streamed = false;
+            try {  // a bad team size or CCNUMA_STREAMING_THRESHOLD throws before anything is written
+                streamed = detail::stream_write(q, n, schedule(), stores_, false,
+                                                [value](std::size_t) noexcept { return value; });
+            } catch (...) {
+                free_only(q, n);
+                throw;
+            }
+            if (streamed) {
+                data_ = q;
+                size_ = n;
+                return;
+            }
+            free_only(q, n);
+        }
         build(n, [&value](T* q, std::size_t) noexcept(std::is_nothrow_copy_constructible_v<T>) { ::new (q) T(value); });
     }
     /// Element i is gen(i). gen is called concurrently from the team's threads.
@@ -315,23 +361,30 @@ public:
         });
     }
     /// A copy with the same policy, made in parallel: it is placed as the original.
-    vector(const vector& other) : policy_(other.policy_) {
+    vector(const vector& other) : policy_(other.policy_), stores_(other.stores_) {
         build(other.size_, [src = other.data_](T* q, std::size_t i) noexcept(std::is_nothrow_copy_constructible_v<T>) {
             ::new (q) T(src[i]);
         });
     }
     vector(vector&& other) noexcept
-        : data_(std::exchange(other.data_, nullptr)), size_(std::exchange(other.size_, 0)), policy_(other.policy_) {}
+        : data_(std::exchange(other.data_, nullptr)),
+          size_(std::exchange(other.size_, 0)),
+          policy_(other.policy_),
+          stores_(other.stores_) {}
 
     /// Equal sizes: assigned element by element in parallel, keeping this placement. Otherwise
     /// a new block placed by this vector's policy. Strong guarantee.
     vector& operator=(const vector& other) {
         if (this == &other) return *this;
         if (size_ == other.size_) {
+            if (detail::stream_write(data_, size_, schedule(), stores_, false,
+                                     [src = other.data_](std::size_t i) noexcept { return src[i]; }))
+                return *this;
             detail::parallel_for(size_, schedule(), [d = data_, src = other.data_](std::size_t i) noexcept(
                                                         std::is_nothrow_copy_assignable_v<T>) { d[i] = src[i]; });
         } else {
             vector copy(other.begin(), other.end(), policy_);
+            copy.stores_ = stores_;  // like the policy, the store mode stays this vector's
             swap(copy);
         }
         return *this;
@@ -343,6 +396,7 @@ public:
     }
     vector& operator=(std::initializer_list<T> init) {
         vector replacement(init, policy_);
+        replacement.stores_ = stores_;
         swap(replacement);
         return *this;
     }
@@ -406,20 +460,27 @@ public:
         std::swap(data_, other.data_);
         std::swap(size_, other.size_);
         std::swap(policy_, other.policy_);
+        std::swap(stores_, other.stores_);
     }
     friend void swap(vector& a, vector& b) noexcept { a.swap(b); }
 
     const Policy& policy() const noexcept { return policy_; }
     /// The partition every parallel operation on this vector uses.
     ccnuma::schedule schedule() const noexcept { return detail::schedule_of(policy_); }
+    /// data() is aligned to at least this (or alignof(T) if larger): a cache line and an AVX-512
+    /// vector, so a thread's part of a loop starts on whole vectors and lines when it starts on a
+    /// multiple of 64 / sizeof(T) elements. Blocks of a page or more are page-aligned.
+    static constexpr std::size_t data_alignment = 64;
+    /// How whole-range writes to this vector store (stores.hpp): assignment from an expression,
+    /// a scalar or an equal-sized vector. automatic unless set; moves and swaps carry it along.
+    ccnuma::stores store_mode() const noexcept { return stores_; }
+    void set_store_mode(ccnuma::stores mode) noexcept { stores_ = mode; }
     /// Pages per node and the fraction local to their threads (pages.hpp). For interleave,
     /// on_node and preferred the locality is against plain schedule(static).
     placement_report placement() const { return report_placement(data_, size_, sizeof(T), schedule()); }
 
 private:
-    static constexpr std::size_t alignment() noexcept {
-        return alignof(T) > alignof(std::max_align_t) ? alignof(T) : alignof(std::max_align_t);
-    }
+    static constexpr std::size_t alignment() noexcept { return alignof(T) > data_alignment ? alignof(T) : data_alignment; }
     size_type check(size_type i) const {
         if (i >= size_)
             throw std::out_of_range("ccnuma::vector::at: index " + std::to_string(i) + " is out of range for size " +
@@ -490,6 +551,7 @@ private:
     T* data_ = nullptr;
     size_type size_ = 0;
     [[no_unique_address]] Policy policy_{};
+    ccnuma::stores stores_ = ccnuma::stores::automatic;
 };
 
 /// A non-owning view of contiguous elements that takes part in expressions and can be
@@ -524,11 +586,15 @@ public:
     T* begin() const noexcept { return data_; }
     T* end() const noexcept { return data_ + size_; }
     ccnuma::schedule schedule() const noexcept { return sched_; }
+    /// As vector's: how assignments to the view store (automatic unless set).
+    ccnuma::stores store_mode() const noexcept { return stores_; }
+    void set_store_mode(ccnuma::stores mode) noexcept { stores_ = mode; }
 
 private:
     T* data_;
     size_type size_;
     ccnuma::schedule sched_;
+    ccnuma::stores stores_ = ccnuma::stores::automatic;
 };
 
 /// Views for expressions: a std::vector with any allocator, a span, or a pointer and a size.
@@ -551,7 +617,9 @@ vector_view<T> view(T* p, std::size_t n, ccnuma::schedule s = {}) noexcept {
 }
 template <class T, class P>
 vector_view<T> view(vector<T, P>& v) noexcept {
-    return {v.data(), v.size(), v.schedule()};
+    vector_view<T> r{v.data(), v.size(), v.schedule()};
+    r.set_store_mode(v.store_mode());
+    return r;
 }
 template <class T, class P>
 vector_view<const T> view(const vector<T, P>& v) noexcept {

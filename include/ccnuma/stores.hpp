@@ -1,0 +1,55 @@
+#pragma once
+/// \file
+/// How whole-range writes store their results: regular stores, or non-temporal (streaming)
+/// stores that bypass the caches.
+///
+/// A regular store to a line that is not in the cache first reads it (read for ownership):
+/// `a = b + c * d` moves 5 streams, not 4. Streaming stores skip that read, which is worth up
+/// to 1.25x for the triad when the arrays are far larger than the caches, and costs when the
+/// result would have been read again from the cache. `automatic` streams only where that cannot
+/// happen: the destination aliases no operand, and it is larger than the last-level caches.
+///
+///     ccnuma::vector<double> a(n), b(n, 1.0), c(n, 2.0), d(n, 3.0);
+///     a.set_store_mode(ccnuma::stores::streaming);   // or regular; automatic is the default
+///     a = b + c * d;                                  // non-temporal stores, fenced per thread
+
+#include <cstddef>
+#include <string_view>
+
+namespace ccnuma {
+
+enum class stores {
+    regular,    ///< ordinary stores, through the caches
+    streaming,  ///< non-temporal stores where the element type allows them (float, double)
+    automatic,  ///< streaming when the destination aliases no operand and exceeds streaming_threshold()
+};
+
+/// "regular", "streaming" or "automatic".
+std::string_view to_string(stores s) noexcept;
+
+/// Parses the names above. Throws ccnuma::error (errc::invalid_argument) naming the text and
+/// the valid names.
+stores parse_stores(std::string_view text);
+
+/// The destination size in bytes above which `automatic` streams: CCNUMA_STREAMING_THRESHOLD
+/// (bytes, as ccnuma-bench's calibration reports it) if set, else the total size of the
+/// last-level caches of topology::current() (every instance: a range is written by all threads).
+/// Read once.
+std::size_t streaming_threshold();
+
+/// The one decision: whether a write of `bytes` under `mode` streams. `aliases` tells whether
+/// the destination overlaps an operand of the expression (then the result would be read back
+/// from the cache, and `automatic` does not stream); `streamable` whether the element type has
+/// non-temporal stores here.
+bool streams(stores mode, std::size_t bytes, bool aliases, bool streamable);
+
+class topology;
+
+namespace detail {
+/// streaming_threshold() for a given snapshot and value of CCNUMA_STREAMING_THRESHOLD (nullptr
+/// or empty: unset). Throws ccnuma::error (errc::invalid_argument) for a value that is not a
+/// number of bytes.
+std::size_t streaming_threshold(const topology& topo, const char* variable);
+}  // namespace detail
+
+}  // namespace ccnuma

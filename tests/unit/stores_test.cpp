@@ -1,0 +1,71 @@
+// Store modes: names, the threshold of `automatic` and the one decision whether a write streams.
+// That the containers' writes are right under every mode is vector_test's (run twice: once with
+// CCNUMA_STREAMING_THRESHOLD=1, so that every automatic write there streams).
+
+#include <ccnuma/error.hpp>
+#include <ccnuma/stores.hpp>
+#include <ccnuma/topology.hpp>
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+namespace {
+
+using ccnuma::stores;
+
+TEST(Stores, NamesRoundTrip) {
+    for (stores s : {stores::regular, stores::streaming, stores::automatic})
+        EXPECT_EQ(ccnuma::parse_stores(ccnuma::to_string(s)), s);
+    EXPECT_EQ(ccnuma::to_string(stores::streaming), "streaming");
+}
+
+TEST(Stores, BadNameSaysWhatIsValid) {
+    try {
+        (void)ccnuma::parse_stores("nontemporal");
+        FAIL() << "no exception";
+    } catch (const ccnuma::error& e) {
+        EXPECT_EQ(e.code(), ccnuma::errc::invalid_argument);
+        EXPECT_STREQ(e.what(), "ccnuma: bad store mode \"nontemporal\" (expected regular, streaming or automatic)");
+    }
+}
+
+TEST(Stores, ThresholdIsTheLastLevelCachesOfTheWholeSnapshot) {
+    // Two packages with one 16 MiB L3 each (hwloc's synthetic default) and per-core L2s: the L3s
+    // count, all of them.
+    const auto two = ccnuma::topology::load({"pack:2 l3:1 l2:2 core:1 pu:1", "", false});
+    EXPECT_EQ(ccnuma::detail::streaming_threshold(two, nullptr), 2u * (16u << 20));
+    const auto sized = ccnuma::topology::load({"pack:4 l3:1(size=1MB) core:2 pu:1", "", false});
+    EXPECT_EQ(ccnuma::detail::streaming_threshold(sized, ""), 4u * 1000000u);
+    // No caches known: 0, which keeps automatic on regular stores.
+    const auto bare = ccnuma::topology::load({"pack:2 core:2 pu:1", "", false});
+    EXPECT_EQ(ccnuma::detail::streaming_threshold(bare, nullptr), 0u);
+}
+
+TEST(Stores, ThresholdFromTheEnvironmentWinsAndIsChecked) {
+    const auto two = ccnuma::topology::load({"pack:2 l3:1 core:1 pu:1", "", false});
+    EXPECT_EQ(ccnuma::detail::streaming_threshold(two, "4096"), 4096u);
+    for (const char* bad : {"4k", "-1", "x", "1 ", "99999999999999999999999"}) {
+        try {
+            (void)ccnuma::detail::streaming_threshold(two, bad);
+            ADD_FAILURE() << bad << ": no exception";
+        } catch (const ccnuma::error& e) {
+            EXPECT_EQ(e.code(), ccnuma::errc::invalid_argument) << bad;
+            EXPECT_NE(std::string(e.what()).find("bad CCNUMA_STREAMING_THRESHOLD="), std::string::npos) << e.what();
+        }
+    }
+}
+
+TEST(Stores, TheDecision) {
+    const std::size_t t = ccnuma::streaming_threshold();
+    EXPECT_FALSE(ccnuma::streams(stores::regular, 1u << 30, false, true));
+    EXPECT_TRUE(ccnuma::streams(stores::streaming, 8, false, true));
+    EXPECT_TRUE(ccnuma::streams(stores::streaming, 8, true, true)) << "asked for, even in place";
+    for (stores s : {stores::regular, stores::streaming, stores::automatic})
+        EXPECT_FALSE(ccnuma::streams(s, 1u << 30, false, false)) << "an element type without streaming stores";
+    EXPECT_FALSE(ccnuma::streams(stores::automatic, t, false, true)) << "not above the threshold";
+    EXPECT_EQ(ccnuma::streams(stores::automatic, t + 1, false, true), t != 0);
+    EXPECT_FALSE(ccnuma::streams(stores::automatic, t + 1, true, true)) << "the destination is an operand";
+}
+
+}  // namespace
