@@ -17,7 +17,30 @@ namespace ccnuma::detail {
 
 namespace {
 
+// Node masks as mbind, set_mempolicy and get_mempolicy take them: MAX_NUMNODES bits (1024 on
+// Debian's kernels), one bit per OS node index.
+constexpr unsigned long max_node_bits = 1024;
+// The maxnode argument for such a mask: the kernel reads one bit fewer than it is told (a
+// historical off-by-one that libnuma compensates for the same way).
+constexpr unsigned long syscall_max_node = max_node_bits + 1;
 constexpr std::size_t bits_per_word = 8 * sizeof(unsigned long);
+using node_mask = std::vector<unsigned long>;
+
+// The mask of `nodes`; nodes at or above max_node_bits are left out.
+node_mask mask_of(const std::vector<unsigned>& nodes) {
+    node_mask m(max_node_bits / bits_per_word, 0);
+    for (unsigned n : nodes)
+        if (n < max_node_bits) m[n / bits_per_word] |= 1ul << (n % bits_per_word);
+    return m;
+}
+
+// The nodes of a mask, ascending.
+std::vector<unsigned> nodes_of(const node_mask& m) {
+    std::vector<unsigned> nodes;
+    for (unsigned n = 0; n < max_node_bits && n / bits_per_word < m.size(); ++n)
+        if (m[n / bits_per_word] & (1ul << (n % bits_per_word))) nodes.push_back(n);
+    return nodes;
+}
 
 std::string read_first_line(const std::string& path) noexcept {
     try {
@@ -96,20 +119,6 @@ std::optional<std::uint64_t> node_meminfo(unsigned node, const char* key) noexce
     } catch (...) {
     }
     return std::nullopt;
-}
-
-node_mask mask_of(const std::vector<unsigned>& nodes) {
-    node_mask m(max_node_bits / bits_per_word, 0);
-    for (unsigned n : nodes)
-        if (n < max_node_bits) m[n / bits_per_word] |= 1ul << (n % bits_per_word);
-    return m;
-}
-
-std::vector<unsigned> nodes_of(const node_mask& m) {
-    std::vector<unsigned> nodes;
-    for (unsigned n = 0; n < max_node_bits && n / bits_per_word < m.size(); ++n)
-        if (m[n / bits_per_word] & (1ul << (n % bits_per_word))) nodes.push_back(n);
-    return nodes;
 }
 
 std::vector<unsigned> allowed_memory_nodes() {

@@ -35,20 +35,6 @@ std::optional<int> numa_balancing() noexcept;
 /// key "MemFree" or "MemTotal"; nullopt where the kernel does not say.
 std::optional<std::uint64_t> node_meminfo(unsigned node, const char* key) noexcept;
 
-// --- node masks -------------------------------------------------------------------------------
-
-/// Node masks as mbind, set_mempolicy and get_mempolicy take them: MAX_NUMNODES bits (1024 on
-/// Debian's kernels), one bit per OS node index.
-inline constexpr unsigned long max_node_bits = 1024;
-/// The maxnode argument for such a mask: the kernel reads one bit fewer than it is told (a
-/// historical off-by-one that libnuma compensates for the same way).
-inline constexpr unsigned long syscall_max_node = max_node_bits + 1;
-using node_mask = std::vector<unsigned long>;
-/// The mask of `nodes`; nodes at or above max_node_bits are left out.
-node_mask mask_of(const std::vector<unsigned>& nodes);
-/// The nodes of a mask, ascending.
-std::vector<unsigned> nodes_of(const node_mask& mask);
-
 // --- the memory-policy calls ------------------------------------------------------------------
 
 /// The nodes this process may allocate on right now: get_mempolicy(MPOL_F_MEMS_ALLOWED), or,
