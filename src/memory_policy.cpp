@@ -1,6 +1,6 @@
-// The thread's default memory policy through the raw system calls, so that ccnuma needs no
-// libnuma. Node masks, the allowed set and its error message are placement's (see
-// placement_internal.hpp), so both say the same about a node that is not allowed.
+// The thread's default memory policy, so that ccnuma needs no libnuma. The system calls are
+// kernel.cpp's; the allowed set and its error message are placement's (placement_internal.hpp),
+// so both say the same about a node that is not allowed.
 
 #include "list_internal.hpp"
 #include "placement_internal.hpp"
@@ -11,8 +11,6 @@
 #include <ccnuma/topology.hpp>
 
 #include <linux/mempolicy.h>
-#include <sys/syscall.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -155,32 +153,28 @@ void set_memory_policy(const memory_policy& p) {
                             : p.kind == mode::preferred_many      ? mpol_preferred_many
                             : p.kind == mode::weighted_interleave ? mpol_weighted_interleave
                                                                   : MPOL_DEFAULT;
-    const detail::node_mask mask = detail::mask_of(p.nodes);
-    const bool no_nodes = p.nodes.empty();
-    if (::syscall(SYS_set_mempolicy, kernel_mode, no_nodes ? nullptr : mask.data(),
-                  no_nodes ? 0 : detail::syscall_max_node) != 0) {
+    if (const int err = detail::set_thread_policy(kernel_mode, p.nodes)) {
         // A kernel without the mode answers EINVAL, as for a bad argument; the shape and the
         // nodes are checked above, so here it means the mode.
-        if (errno == EINVAL && kernel_mode == mpol_preferred_many)
+        if (err == EINVAL && kernel_mode == mpol_preferred_many)
             detail::throw_error(errc::not_supported,
                                 what + ": this kernel lacks MPOL_PREFERRED_MANY (Linux 5.15 or later); use preferred "
                                        "with one node or bind");
-        if (errno == EINVAL && kernel_mode == mpol_weighted_interleave)
+        if (err == EINVAL && kernel_mode == mpol_weighted_interleave)
             detail::throw_error(errc::not_supported,
                                 what + ": this kernel lacks MPOL_WEIGHTED_INTERLEAVE (Linux 6.9 or later); use "
                                        "interleave");
-        detail::throw_system_error(errno, what + ": set_mempolicy failed");
+        detail::throw_system_error(err, what + ": set_mempolicy failed");
     }
 }
 
 memory_policy current_memory_policy() {
     int kernel_mode = 0;
-    detail::node_mask mask(detail::max_node_bits / (8 * sizeof(unsigned long)), 0);
-    if (::syscall(SYS_get_mempolicy, &kernel_mode, mask.data(), detail::syscall_max_node, nullptr, 0) != 0)
-        detail::throw_system_error(errno, "current_memory_policy: get_mempolicy failed");
+    std::vector<unsigned> nodes;
+    if (const int err = detail::get_thread_policy(kernel_mode, nodes))
+        detail::throw_system_error(err, "current_memory_policy: get_mempolicy failed");
     // The optional flags (MPOL_F_STATIC_NODES...) only say how the nodes follow cpuset changes.
     kernel_mode &= ~MPOL_MODE_FLAGS;
-    auto nodes = detail::nodes_of(mask);
     switch (kernel_mode) {
         case MPOL_DEFAULT:
         case MPOL_LOCAL: return memory_policy::local();

@@ -2,14 +2,12 @@
 
 #include <ccnuma/detail/throw_error.hpp>
 #include <ccnuma/pages.hpp>
-#include <ccnuma/system.hpp>
 #include <ccnuma/topology.hpp>
 
 #include <fcntl.h>
 #include <linux/mempolicy.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -104,7 +102,7 @@ const page_table_access& access() {
     static const page_table_access a = [] {
         page_table_access r;
         volatile char here = 1;
-        const auto page = detail::base_page_bytes();
+        const auto page = detail::page_bytes();
         const auto addr = reinterpret_cast<std::uintptr_t>(&here) / page * page;
         file pm("/proc/self/pagemap");
         std::uint64_t e = 0;
@@ -131,7 +129,7 @@ std::string range_text(const void* ptr, std::size_t bytes) {
 
 // First page and page count covering [ptr, ptr + bytes); throws if the range wraps around.
 std::pair<std::uintptr_t, std::size_t> page_span(const void* ptr, std::size_t bytes, const std::string& what) {
-    const std::size_t page = detail::base_page_bytes();
+    const std::size_t page = detail::page_bytes();
     const auto p = reinterpret_cast<std::uintptr_t>(ptr);
     if (bytes > std::numeric_limits<std::uintptr_t>::max() - p - (page - 1))
         detail::throw_error(errc::invalid_argument,
@@ -147,7 +145,7 @@ std::pair<std::uintptr_t, std::size_t> page_span(const void* ptr, std::size_t by
 // huge bogus range costs no huge buffer.
 void require_mapped(std::uintptr_t first, std::size_t count, const std::string& what) {
     std::vector<unsigned char> residency(std::min(count, batch_pages));
-    const std::size_t page = detail::base_page_bytes();
+    const std::size_t page = detail::page_bytes();
     for (std::size_t done = 0; done < count; done += batch_pages) {
         const std::size_t n = std::min(batch_pages, count - done);
         if (::mincore(reinterpret_cast<void*>(first + done * page), n * page, residency.data()) != 0) {
@@ -163,14 +161,14 @@ void require_mapped(std::uintptr_t first, std::size_t count, const std::string& 
 std::vector<int> move_pages_status(std::uintptr_t first, std::size_t count, const std::string& what) {
     std::vector<int> status(count, 0);
     std::vector<void*> addrs;
-    const std::size_t page = detail::base_page_bytes();
+    const std::size_t page = detail::page_bytes();
     for (std::size_t done = 0; done < count; done += batch_pages) {
         const std::size_t n = std::min(batch_pages, count - done);
         addrs.resize(n);
         for (std::size_t i = 0; i < n; ++i) addrs[i] = reinterpret_cast<void*>(first + (done + i) * page);
-        if (::syscall(SYS_move_pages, 0, n, addrs.data(), nullptr, status.data() + done, 0) != 0) {
-            if (errno == ENOSYS) detail::throw_error(errc::not_supported, what + ": this kernel has no move_pages");
-            detail::throw_system_error(errno, what + ": move_pages failed");
+        if (const int err = detail::move_pages(n, addrs.data(), nullptr, status.data() + done, 0)) {
+            if (err == ENOSYS) detail::throw_error(errc::not_supported, what + ": this kernel has no move_pages");
+            detail::throw_system_error(err, what + ": move_pages failed");
         }
     }
     return status;
@@ -184,7 +182,7 @@ struct page_flags {
 // PAGEMAP_SCAN returns the regions whose pages have any of the asked categories.
 void flags_from_pagemap_scan(const file& pm, std::uintptr_t first, std::size_t count, page_flags& f,
                              const std::string& what) {
-    const std::size_t page = detail::base_page_bytes();
+    const std::size_t page = detail::page_bytes();
     std::vector<pm_page_region> regions(256);
     std::uint64_t start = first;
     const std::uint64_t end = first + count * page;
@@ -235,7 +233,7 @@ void flags_from_kpageflags(const std::vector<std::uint64_t>& entries, page_flags
 // Without either: /proc/self/smaps says per mapping how much of it is huge. Exact where a
 // mapping has no huge page, or is hugetlb; unknown for present pages in between.
 void flags_from_smaps(const std::vector<std::uint64_t>& entries, std::uintptr_t first, page_flags& f) {
-    const std::size_t page = detail::base_page_bytes();
+    const std::size_t page = detail::page_bytes();
     const std::uintptr_t end = first + entries.size() * page;
     std::ifstream smaps("/proc/self/smaps");
     std::string line;
@@ -316,7 +314,7 @@ std::vector<page_info> page_states(const void* ptr, std::size_t bytes) {
                                    "page_nodes() still works with move_pages alone");
     std::vector<page_info> info(count);
     if (count == 0) return info;
-    const std::size_t page = detail::base_page_bytes();
+    const std::size_t page = detail::page_bytes();
     // pagemap first, move_pages second: a page that faults in between is then seen on its node.
     file pm("/proc/self/pagemap");
     std::vector<std::uint64_t> entries(count);
@@ -449,7 +447,7 @@ double locality_of(const std::vector<int>& nodes, const void* ptr, std::size_t c
                    schedule s) {
     if (nodes.empty()) return 1.0;
     const auto team = detail::run_team(count, s, {}, "locality of " + std::to_string(count) + " elements");
-    const auto expected = detail::unit_nodes(team, ptr, count * element_size, element_size, detail::base_page_bytes());
+    const auto expected = detail::unit_nodes(team, ptr, count * element_size, element_size, detail::page_bytes());
     std::size_t local = 0;
     for (std::size_t i = 0; i < nodes.size(); ++i)
         if (nodes[i] >= 0 && nodes[i] == expected[i]) ++local;
@@ -507,7 +505,7 @@ placement_report report_placement(const void* ptr, std::size_t count, std::size_
 
 void migrate(void* ptr, std::size_t bytes, const policy& p) {
     const std::string what = "migrate of " + range_text(ptr, bytes) + " to " + to_string(p);
-    const std::size_t page = detail::base_page_bytes();
+    const std::size_t page = detail::page_bytes();
     if (reinterpret_cast<std::uintptr_t>(ptr) % page != 0)
         detail::throw_error(errc::invalid_argument, what + ": the address is not page-aligned");
     if (bytes == 0) return;
@@ -546,9 +544,9 @@ void migrate(void* ptr, std::size_t bytes, const policy& p) {
             to.push_back(targets[done + i]);
         }
         status.assign(addrs.size(), 0);
-        if (!addrs.empty() &&
-            ::syscall(SYS_move_pages, 0, addrs.size(), addrs.data(), to.data(), status.data(), MPOL_MF_MOVE) < 0)
-            detail::throw_system_error(errno, what + ": move_pages failed");
+        if (addrs.empty()) continue;
+        if (const int err = detail::move_pages(addrs.size(), addrs.data(), to.data(), status.data(), MPOL_MF_MOVE))
+            detail::throw_system_error(err, what + ": move_pages failed");
     }
     // Pages written from now on follow the new policy too (first_touch has none to set).
     if (m.act != detail::policy_meaning::action::touch) place(ptr, bytes, p, page);
@@ -593,14 +591,12 @@ std::pair<read_fault_kind, bool> probe_read_fault(std::size_t bytes, std::size_t
 const support_info& support() {
     static const support_info info = [] {
         support_info s;
-        s.page_size = detail::base_page_bytes();
-        int mode = 0;
-        s.mbind = ::syscall(SYS_get_mempolicy, &mode, nullptr, 0, nullptr, 0) == 0;
-        // A query of zero pages succeeds where move_pages exists.
-        s.move_pages = ::syscall(SYS_move_pages, 0, 0, nullptr, nullptr, nullptr, 0) == 0;
-        s.thp_mode = kernel_settings::read().thp_enabled;
-        std::ifstream pmd("/sys/kernel/mm/transparent_hugepage/hpage_pmd_size");
-        pmd >> s.huge_page_size;
+        s.page_size = detail::page_bytes();
+        s.mbind = detail::has_mempolicy();
+        s.move_pages = detail::has_move_pages();
+        s.thp_mode = detail::thp_mode();
+        // The huge page size where the kernel has THP at all; placement's unit either way.
+        s.huge_page_size = s.thp_mode.empty() ? 0 : detail::huge_page_bytes();
         s.thp = !s.thp_mode.empty() && s.thp_mode != "never";
         const auto& acc = access();
         s.pagemap = acc.pagemap;

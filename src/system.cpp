@@ -1,63 +1,23 @@
 #include <ccnuma/system.hpp>
 
+#include "kernel.hpp"
+
 #include <ccnuma/detail/format.hpp>
 #include <ccnuma/topology.hpp>
 
 #include <algorithm>
 
-#include <fstream>
-#include <sstream>
 #include <string>
 
 namespace ccnuma {
 
-namespace {
-std::string read_first_line(const char* path) noexcept {
-    try {
-        std::ifstream in(path);
-        std::string line;
-        if (in && std::getline(in, line)) return line;
-    } catch (...) {
-    }
-    return {};
-}
-
-// The sysfs THP files list every choice and bracket the active one: "always [madvise] never".
-std::string active_choice(const std::string& line) {
-    const auto open = line.find('[');
-    const auto close = line.find(']', open);
-    if (open == std::string::npos || close == std::string::npos) return line;
-    return line.substr(open + 1, close - open - 1);
-}
-}  // namespace
-
-std::optional<std::uint64_t> node_free_bytes(unsigned node) noexcept {
-    try {
-        std::ifstream in("/sys/devices/system/node/node" + std::to_string(node) + "/meminfo");
-        std::string line;
-        // "Node 0 MemFree:        12345678 kB"
-        while (std::getline(in, line)) {
-            const auto at = line.find("MemFree:");
-            if (at == std::string::npos) continue;
-            std::istringstream value(line.substr(at + 8));
-            std::uint64_t kb = 0;
-            if (value >> kb) return kb * 1024;
-        }
-    } catch (...) {
-    }
-    return std::nullopt;
-}
+std::optional<std::uint64_t> node_free_bytes(unsigned node) noexcept { return detail::node_meminfo(node, "MemFree"); }
 
 kernel_settings kernel_settings::read() noexcept {
     kernel_settings k;
-    try {
-        const auto nb = read_first_line("/proc/sys/kernel/numa_balancing");
-        if (!nb.empty()) k.numa_balancing = std::stoi(nb);
-        k.thp_enabled = active_choice(read_first_line("/sys/kernel/mm/transparent_hugepage/enabled"));
-        k.thp_defrag = active_choice(read_first_line("/sys/kernel/mm/transparent_hugepage/defrag"));
-    } catch (...) {
-        // A malformed proc file is reported as "unknown" rather than taking the caller down.
-    }
+    k.numa_balancing = detail::numa_balancing();
+    k.thp_enabled = detail::thp_mode();
+    k.thp_defrag = detail::thp_setting("defrag");
     return k;
 }
 

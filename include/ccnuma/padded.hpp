@@ -10,6 +10,8 @@
 /// 128 bytes by default, not 64: the adjacent-line prefetchers of Intel cores fetch cache lines
 /// in pairs, so two threads writing neighbouring 64-byte lines still slow each other down.
 
+#include <ccnuma/detail/parallel.hpp>
+
 #include <omp.h>
 
 #include <cstddef>
@@ -47,7 +49,7 @@ class per_thread {
 public:
     /// `threads` slots (0: omp_get_max_threads()), each a copy of `init`.
     explicit per_thread(unsigned threads = 0, const T& init = T{})
-        : slots_(threads != 0 ? threads : static_cast<unsigned>(omp_get_max_threads()), padded<T, Align>(init)) {}
+        : slots_(detail::requested_team_size(threads), padded<T, Align>(init)) {}
 
     /// The calling thread's slot. Throws std::out_of_range if the team is larger than the
     /// number of slots, which would otherwise make two threads share one.

@@ -92,7 +92,7 @@ page_histogram node_histogram(const std::vector<int>& nodes);
 
 /// Fraction of the pages of `count` elements of `element_size` bytes at `ptr` that are on the
 /// node of the thread that `s` gives their first byte to, measured with the threads of the next
-/// parallel region (bound to the binding plan if one is set). 1.0 is perfect first touch;
+/// parallel region, where they run now (nothing is bound). 1.0 is perfect first touch;
 /// about 1/nodes is what serial initialization gives. Not-present pages count as not local.
 double locality(const void* ptr, std::size_t count, std::size_t element_size, schedule s = {});
 

@@ -39,8 +39,9 @@ struct schedule {
 };
 
 /// The pages are first written, without changing their content, by a parallel team, each page
-/// by the thread that the static schedule over the *elements* gives it to. If a binding plan is
-/// set (ccnuma::set_nesting_info or CCNUMA_BIND), the team binds to it first.
+/// by the thread that the static schedule over the *elements* gives it to, on the node that
+/// thread runs on. No thread is bound: bind the team first (ccnuma-run --bind, OMP_PLACES, or
+/// a region that calls bind_this_thread()) if its threads must run where a plan puts them.
 struct first_touch {
     ccnuma::schedule sched{};
     ccnuma::pages page = pages::base;
@@ -52,8 +53,8 @@ struct first_touch {
 
 /// Like first_touch, but each thread's pages are bound with mbind(MPOL_BIND) to that thread's
 /// node before anything is written. The placement survives a serial initialization such as
-/// std::vector's value-init. The node of a thread is its planned PU's node when a binding plan
-/// is set, else the node of the CPU it runs on while the allocation is made.
+/// std::vector's value-init. The node of a thread is the node of the CPU it runs on while the
+/// allocation is made.
 struct blocked {
     ccnuma::schedule sched{};
     ccnuma::pages page = pages::base;

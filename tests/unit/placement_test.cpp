@@ -1,18 +1,29 @@
 // Placement on the host (one node): sizes, alignment, errors and diagnostics. Where pages land
 // on several nodes is tested inside ccnuma-vm (tests/vm/placement_vm_test.cpp).
 
+#include <ccnuma/binding.hpp>
+#include <ccnuma/detail/parallel.hpp>
 #include <ccnuma/error.hpp>
 #include <ccnuma/placement.hpp>
+#include <ccnuma/topology.hpp>
+
+#include "../support/static_owners.hpp"
 
 #include <gtest/gtest.h>
+#include <omp.h>
+#include <pthread.h>
+#include <sched.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
+#include <exception>
 #include <limits>
 #include <new>
 #include <string>
+#include <vector>
 
 namespace {
 
@@ -175,6 +186,153 @@ TEST(Diagnostics, AChunkSmallerThanAPageIsReported) {
     ccnuma::deallocate(p, 64 * page, ccnuma::first_touch{});
     EXPECT_TRUE(seen.empty()) << seen;
     ccnuma::set_diagnostic_handler({});
+}
+
+// --- issue 16: one source per fact, placement without hidden binding -------------------------
+
+// The affinity mask of every thread of a team of `threads`, as CPU lists.
+std::vector<std::vector<unsigned>> team_masks(int threads) {
+    std::vector<std::vector<unsigned>> masks(static_cast<std::size_t>(threads));
+#pragma omp parallel num_threads(threads)
+    {
+        cpu_set_t set;
+        CPU_ZERO(&set);
+        auto& mine = masks[static_cast<std::size_t>(omp_get_thread_num())];
+        if (pthread_getaffinity_np(pthread_self(), sizeof set, &set) == 0)
+            for (unsigned c = 0; c < CPU_SETSIZE; ++c)
+                if (CPU_ISSET(c, &set)) mine.push_back(c);
+    }
+    return masks;
+}
+
+// The partition placement follows is detail/parallel.hpp's, and it is the runtime's own
+// schedule(static): every element's owner, for sizes around the team size and chunked.
+TEST(Issue16, ThePartitionIsTheRuntimesStaticSchedule) {
+    for (unsigned threads : {1u, 2u, 3u, 4u, 7u}) {
+        for (std::size_t n : {std::size_t{0}, std::size_t{1}, std::size_t{5}, std::size_t{64}, std::size_t{1001}}) {
+            for (std::size_t chunk : {std::size_t{0}, std::size_t{1}, std::size_t{3}, std::size_t{100}}) {
+                SCOPED_TRACE(std::to_string(n) + " over " + std::to_string(threads) + " chunk " + std::to_string(chunk));
+                const auto runtime = test_support::static_owners(n, threads, chunk);
+                std::vector<std::size_t> count(threads, 0);
+                for (std::size_t i = 0; i < n; ++i) {
+                    ASSERT_EQ(static_cast<int>(ccnuma::detail::static_owner(n, chunk, threads, i)), runtime[i]) << i;
+                    ++count[static_cast<std::size_t>(runtime[i])];
+                }
+                for (unsigned t = 0; t < threads; ++t) {
+                    EXPECT_EQ(ccnuma::detail::static_count(n, chunk, t, threads), count[t]) << "thread " << t;
+                    std::size_t ranged = 0;
+                    ccnuma::detail::static_ranges(n, chunk, t, threads,
+                                                  [&](std::size_t lo, std::size_t hi) { ranged += hi - lo; });
+                    EXPECT_EQ(ranged, count[t]) << "thread " << t;
+                }
+            }
+        }
+    }
+    EXPECT_EQ(ccnuma::detail::requested_team_size(0), static_cast<unsigned>(omp_get_max_threads()));
+    EXPECT_EQ(ccnuma::detail::requested_team_size(3), 3u);
+}
+
+// On this machine placement names exactly the nodes of the one snapshot, topology::current().
+TEST(Issue16, PlacementNodesAreTopologyCurrentsOnThisMachine) {
+    const auto& topo = ccnuma::topology::current();
+    if (!topo.is_this_system()) GTEST_SKIP() << "the snapshot describes another machine";
+    const auto nodes = topo.allowed_nodes();
+    for (unsigned n : nodes) {
+        void* p = ccnuma::allocate(1 << 20, ccnuma::on_node(n), 8);
+        ccnuma::deallocate(p, 1 << 20, ccnuma::on_node(n));
+    }
+    const unsigned beyond = nodes.empty() ? 0 : nodes.back() + 1;
+    try {
+        (void)ccnuma::allocate(1 << 20, ccnuma::on_node(beyond));
+        ADD_FAILURE() << "node " << beyond << " was accepted";
+    } catch (const ccnuma::error& e) {
+        EXPECT_NE(std::string(e.what()).find("is not in the allowed set {" + ccnuma::format_list(nodes) + "}"),
+                  std::string::npos)
+            << e.what();
+    }
+}
+
+// Run by ctest with CCNUMA_BIND set to a bad spec: the binding plan is the binding layer's
+// business, so allocate neither reads it nor moves a thread; current_plan() reports the spec.
+TEST(Issue16, AllocateWithABadCcnumaBindDoesNotThrowNorBind) {
+    const char* spec = std::getenv("CCNUMA_BIND");
+    if (spec == nullptr || *spec == '\0') GTEST_SKIP() << "run by ctest with CCNUMA_BIND=4,scater";
+    EXPECT_THROW((void)ccnuma::current_plan(), ccnuma::error);
+    const int threads = std::max(2, omp_get_max_threads());
+    const auto before = team_masks(threads);
+    for (const ccnuma::policy& pol : {ccnuma::policy(ccnuma::first_touch{}), ccnuma::policy(ccnuma::blocked{}),
+                                      ccnuma::policy(ccnuma::first_touch{}.page_size(ccnuma::pages::huge))}) {
+        SCOPED_TRACE(ccnuma::to_string(pol));
+        void* p = nullptr;
+        EXPECT_NO_THROW(p = ccnuma::allocate(std::size_t{4} << 20, pol, sizeof(double)));
+        ccnuma::deallocate(p, std::size_t{4} << 20, pol);
+    }
+    EXPECT_EQ(team_masks(threads), before) << "an allocation moved the pool's threads";
+}
+
+// Run by ctest with HWLOC_XMLFILE (16 PUs), HWLOC_THISSYSTEM=1 and CCNUMA_CPUSET=0-15: a plan
+// with PUs this machine lacks. An allocation does not bind, so it succeeds and moves nothing;
+// binding the team surfaces the failure as ccnuma::error naming the thread and the PU, carried
+// out of the parallel region.
+TEST(Issue16, ABindingFailureSurfacesAndPlacementDoesNotBind) {
+    if (std::getenv("HWLOC_XMLFILE") == nullptr) GTEST_SKIP() << "run by ctest with HWLOC_XMLFILE";
+    const auto& topo = ccnuma::topology::current();
+    ASSERT_TRUE(topo.is_this_system()) << topo.description();
+    const unsigned cpus = static_cast<unsigned>(::sysconf(_SC_NPROCESSORS_CONF));
+    if (topo.pus().size() <= cpus) GTEST_SKIP() << "this machine has all " << topo.pus().size() << " PUs";
+    const unsigned threads = static_cast<unsigned>(topo.pus().size());
+    ccnuma::set_nesting_info(std::to_string(threads) + ",compact");
+    const auto before = team_masks(static_cast<int>(threads));
+    void* p = nullptr;
+    EXPECT_NO_THROW(p = ccnuma::allocate(std::size_t{4} << 20, ccnuma::first_touch{}, sizeof(double)));
+    ccnuma::deallocate(p, std::size_t{4} << 20, ccnuma::first_touch{});
+    EXPECT_EQ(team_masks(static_cast<int>(threads)), before) << "an allocation moved the pool's threads";
+
+    std::exception_ptr error;
+#pragma omp parallel num_threads(static_cast<int>(threads))
+    {
+        try {
+            (void)ccnuma::bind_this_thread();
+        } catch (...) {
+#pragma omp critical
+            if (!error) error = std::current_exception();
+        }
+    }
+    ASSERT_TRUE(error) << "binding to PUs this machine lacks succeeded";
+    try {
+        std::rethrow_exception(error);
+    } catch (const ccnuma::error& e) {
+        const std::string m = e.what();
+        EXPECT_NE(m.find("bind_this_thread: binding thread ("), std::string::npos) << m;
+        EXPECT_NE(m.find(") to PU "), std::string::npos) << m;
+    }
+}
+
+// Run by ctest with CCNUMA_TOPOLOGY describing another machine (4 nodes): the snapshot is the
+// described one, but pages are real, so placement names this kernel's nodes and says why.
+TEST(Issue16, UnderCcnumaTopologyPlacementNamesThisKernelsNodes) {
+    const char* described = std::getenv("CCNUMA_TOPOLOGY");
+    if (described == nullptr || *described == '\0') GTEST_SKIP() << "run by ctest with CCNUMA_TOPOLOGY";
+    const auto& topo = ccnuma::topology::current();
+    ASSERT_FALSE(topo.is_this_system());
+    // Every node: every kernel node the described machine has is usable; one the kernel lacks
+    // is refused with the reason.
+    for (const ccnuma::policy& pol : {ccnuma::policy(ccnuma::interleave{}), ccnuma::policy(ccnuma::first_touch{}),
+                                      ccnuma::policy(ccnuma::blocked{}), ccnuma::policy(ccnuma::on_node(0))}) {
+        SCOPED_TRACE(ccnuma::to_string(pol));
+        void* p = nullptr;
+        EXPECT_NO_THROW(p = ccnuma::allocate(std::size_t{4} << 20, pol, sizeof(double)));
+        ccnuma::deallocate(p, std::size_t{4} << 20, pol);
+    }
+    const unsigned last = topo.allowed_nodes().back();
+    try {
+        void* p = ccnuma::allocate(1 << 20, ccnuma::on_node(last));
+        ccnuma::deallocate(p, 1 << 20, ccnuma::on_node(last));  // the kernel has that node too
+    } catch (const ccnuma::error& e) {
+        EXPECT_NE(std::string(e.what()).find("describes another machine, but pages are placed on this one"),
+                  std::string::npos)
+            << e.what();
+    }
 }
 
 }  // namespace

@@ -36,12 +36,19 @@ ccnuma::schedule schedule_of(const Policy& p) noexcept {
 /// thread cannot be created, so a team beyond what the machine can run is refused up front.
 int max_team_threads() noexcept;
 
-/// The size of the team that runs schedule `s` for `operation` (which the error names): s.threads,
-/// or omp_get_max_threads() for 0. Throws ccnuma::error (errc::invalid_argument) above
+/// The team that `threads` asks for: itself, or omp_get_max_threads() (the size of the next
+/// parallel region) for 0. The one place that says what 0 threads means: schedules, per_thread
+/// slots and the checked team_size() below all start from it.
+inline unsigned requested_team_size(unsigned threads) noexcept {
+    return threads != 0 ? threads : static_cast<unsigned>(std::max(1, omp_get_max_threads()));
+}
+
+/// The size of the team that runs schedule `s` for `operation` (which the error names):
+/// requested_team_size(s.threads). Throws ccnuma::error (errc::invalid_argument) above
 /// max_team_threads(). The one check before every `num_threads` of the library.
 int team_size(const ccnuma::schedule& s, std::string_view operation);
 
-/// Size of the team that runs a schedule (as run_team sizes the first-touch team).
+/// team_size() under the name the containers use.
 inline int team_threads(const ccnuma::schedule& s, std::string_view operation = "a parallel loop") {
     return team_size(s, operation);
 }
@@ -115,6 +122,26 @@ void static_ranges(std::size_t n, std::size_t chunk, unsigned t, unsigned thread
         visit(lo, std::min(n, lo + chunk));
 }
 
+/// How many of the n iterations schedule(static, chunk) gives thread t of `threads`: the sum of
+/// static_ranges' ranges, in O(1).
+inline std::size_t static_count(std::size_t n, std::size_t chunk, unsigned t, unsigned threads) noexcept {
+    if (chunk == 0) return n / threads + (t < n % threads ? 1 : 0);
+    const std::size_t chunks = n / chunk + (n % chunk != 0 ? 1 : 0);
+    if (chunks == 0) return 0;
+    const std::size_t mine = chunks / threads + (t < chunks % threads ? 1 : 0);
+    // The last chunk may be short; it is thread ((chunks - 1) % threads)'s.
+    return mine * chunk - (t == (chunks - 1) % threads ? chunks * chunk - n : 0);
+}
+
+/// The thread of `threads` that schedule(static, chunk) over n gives iteration i < n to: the
+/// inverse of static_ranges, and so the same partition.
+inline unsigned static_owner(std::size_t n, std::size_t chunk, unsigned threads, std::size_t i) noexcept {
+    if (chunk != 0) return static_cast<unsigned>((i / chunk) % threads);
+    const std::size_t q = n / threads, r = n % threads;
+    const std::size_t big = r * (q + 1);  // the first r threads run q + 1 iterations each
+    return static_cast<unsigned>(i < big ? i / (q + 1) : r + (i - big) / q);
+}
+
 /// Constructs the elements p[from..to) with make(p + i, i), each by the thread that the static
 /// schedule over [0, n) gives it to (a resize builds part of a block partitioned as a whole).
 /// If a construction throws, the other threads stop at their next element, every element
@@ -169,7 +196,7 @@ template <class T>
 void parallel_destroy(T* p, std::size_t n, const ccnuma::schedule& s) noexcept {
     if constexpr (!std::is_trivially_destructible_v<T>) {
         if (n == 0) return;
-        const int threads = s.threads != 0 ? static_cast<int>(s.threads) : std::max(1, omp_get_max_threads());
+        const int threads = static_cast<int>(requested_team_size(s.threads));
 #pragma omp parallel num_threads(threads)
         for_static<false>(n, s.chunk, [&](std::size_t i) noexcept { p[i].~T(); });
     }
