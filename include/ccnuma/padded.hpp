@@ -10,6 +10,8 @@
 /// 128 bytes by default, not 64: the adjacent-line prefetchers of Intel cores fetch cache lines
 /// in pairs, so two threads writing neighbouring 64-byte lines still slow each other down.
 
+#include <ccnuma/detail/throw_error.hpp>
+
 #include <omp.h>
 
 #include <cstddef>
@@ -54,9 +56,9 @@ public:
     T& local() {
         const auto t = static_cast<std::size_t>(omp_get_thread_num());
         if (t >= slots_.size())
-            throw std::out_of_range("ccnuma: per_thread::local() in thread " + std::to_string(t) + " of a team larger than its " +
-                                    std::to_string(slots_.size()) + " slots (expected at most " +
-                                    std::to_string(slots_.size()) + " threads)");
+            detail::throw_out_of_range("ccnuma: per_thread::local() in thread " + std::to_string(t) +
+                                       " of a team larger than its " + std::to_string(slots_.size()) +
+                                       " slots (expected at most " + std::to_string(slots_.size()) + " threads)");
         return slots_[t].value;
     }
     T& operator[](std::size_t thread) noexcept { return slots_[thread].value; }
