@@ -417,87 +417,75 @@ Out copy(It first, It last, Out out) {
 }
 }  // namespace par
 
-// ---- reduce --------------------------------------------------------------------------------
+// ---- reduce, accumulate -------------------------------------------------------------------
 
-/// std::reduce, segment by segment: op must be associative and commutative.
-template <class It, class T, class Op>
-T reduce(It first, It last, T init, Op op) {
+namespace detail {
+
+/// The two folds: std::reduce (any order) and std::accumulate (left to right).
+struct by_reduce {
+    template <class B, class T, class Op>
+    static T run(B b, B e, T init, Op op) {
+        return std::reduce(b, e, std::move(init), std::move(op));
+    }
+};
+struct by_accumulate {
+    template <class B, class T, class Op>
+    static T run(B b, B e, T init, Op op) {
+        return std::accumulate(b, e, std::move(init), std::move(op));
+    }
+};
+
+/// Fold::run segment by segment, in order, on a segmented range; Fold::run itself otherwise.
+template <class Fold, class It, class T, class Op>
+T fold(It first, It last, T init, Op op) {
     if constexpr (segmented<It>) {
-        detail::for_each_segment(first, last,
-                                 [&](const auto&, auto b, auto e) { init = ccnuma::reduce(b, e, std::move(init), op); });
+        for_each_segment(first, last, [&](const auto&, auto b, auto e) { init = fold<Fold>(b, e, std::move(init), op); });
         return init;
     } else {
-        return std::reduce(first, last, std::move(init), std::move(op));
+        return Fold::run(first, last, std::move(init), std::move(op));
     }
 }
-template <class It, class T>
-T reduce(It first, It last, T init) {
-    return ccnuma::reduce(first, last, std::move(init), std::plus<>{});
-}
-template <class It>
-std::iter_value_t<It> reduce(It first, It last) {
-    return ccnuma::reduce(first, last, std::iter_value_t<It>{});
+
+/// fold, each segment's part on its owner, the parts combined with init in segment order.
+template <class Fold, class It, class T, class Op>
+T par_fold(It first, It last, T init, Op op) {
+    if constexpr (par_ready<It>)
+        return fold_segments(first, static_cast<std::size_t>(last - first), std::move(init), op,
+                             [&](std::size_t d0, std::size_t d1) {
+                                 const auto b = at(first, d0);
+                                 return fold<Fold>(std::next(b), at(first, d1), T(*b), op);
+                             });
+    else
+        return fold<Fold>(first, last, std::move(init), std::move(op));
 }
 
+}  // namespace detail
+
+/// std::reduce, segment by segment: op must be associative and commutative.
+template <class It, class T = std::iter_value_t<It>, class Op = std::plus<>>
+T reduce(It first, It last, T init = T{}, Op op = {}) {
+    return detail::fold<detail::by_reduce>(first, last, std::move(init), std::move(op));
+}
 namespace par {
 /// Reduces each segment on its owner, then the segments' results in segment order: op must be
 /// associative and commutative (as for std::reduce).
-template <class It, class T, class Op>
-T reduce(It first, It last, T init, Op op) {
-    if constexpr (detail::par_ready<It>)
-        return detail::fold_segments(first, static_cast<std::size_t>(last - first), std::move(init), op,
-                                     [&](std::size_t d0, std::size_t d1) {
-                                         const auto b = detail::at(first, d0);
-                                         return ccnuma::reduce(std::next(b), detail::at(first, d1), T(*b), op);
-                                     });
-    else
-        return ccnuma::reduce(first, last, std::move(init), std::move(op));
-}
-template <class It, class T>
-T reduce(It first, It last, T init) {
-    return par::reduce(first, last, std::move(init), std::plus<>{});
-}
-template <class It>
-std::iter_value_t<It> reduce(It first, It last) {
-    return par::reduce(first, last, std::iter_value_t<It>{});
+template <class It, class T = std::iter_value_t<It>, class Op = std::plus<>>
+T reduce(It first, It last, T init = T{}, Op op = {}) {
+    return detail::par_fold<detail::by_reduce>(first, last, std::move(init), std::move(op));
 }
 }  // namespace par
 
-// ---- accumulate ----------------------------------------------------------------------------
-
 /// std::accumulate: a left fold in element order, so the result is the flat loop's, bit for bit.
-template <class It, class T, class Op>
-T accumulate(It first, It last, T init, Op op) {
-    if constexpr (segmented<It>) {
-        detail::for_each_segment(
-            first, last, [&](const auto&, auto b, auto e) { init = ccnuma::accumulate(b, e, std::move(init), op); });
-        return init;
-    } else {
-        return std::accumulate(first, last, std::move(init), std::move(op));
-    }
+template <class It, class T, class Op = std::plus<>>
+T accumulate(It first, It last, T init, Op op = {}) {
+    return detail::fold<detail::by_accumulate>(first, last, std::move(init), std::move(op));
 }
-template <class It, class T>
-T accumulate(It first, It last, T init) {
-    return ccnuma::accumulate(first, last, std::move(init), std::plus<>{});
-}
-
 namespace par {
 /// A left fold within each segment, on its owner, and across the segments in order: op must
 /// be associative (not commutative). Not bitwise the sequential accumulate for floating point.
-template <class It, class T, class Op>
-T accumulate(It first, It last, T init, Op op) {
-    if constexpr (detail::par_ready<It>)
-        return detail::fold_segments(first, static_cast<std::size_t>(last - first), std::move(init), op,
-                                     [&](std::size_t d0, std::size_t d1) {
-                                         const auto b = detail::at(first, d0);
-                                         return ccnuma::accumulate(std::next(b), detail::at(first, d1), T(*b), op);
-                                     });
-    else
-        return ccnuma::accumulate(first, last, std::move(init), std::move(op));
-}
-template <class It, class T>
-T accumulate(It first, It last, T init) {
-    return par::accumulate(first, last, std::move(init), std::plus<>{});
+template <class It, class T, class Op = std::plus<>>
+T accumulate(It first, It last, T init, Op op = {}) {
+    return detail::par_fold<detail::by_accumulate>(first, last, std::move(init), std::move(op));
 }
 }  // namespace par
 
@@ -680,26 +668,29 @@ bool equal(It1 first1, It1 last1, It2 first2) {
 
 // ---- min_element, max_element --------------------------------------------------------------
 
-/// The first smallest element (by comp), or last for an empty range.
-template <class It, class Comp = std::less<>>
-It min_element(It first, It last, Comp comp = {}) {
-    return detail::extremum<false>(first, last, std::move(comp));
-}
-/// The first largest element (by comp), or last for an empty range.
-template <class It, class Comp = std::less<>>
-It max_element(It first, It last, Comp comp = {}) {
-    return detail::extremum<true>(first, last, std::move(comp));
-}
+namespace detail {
+/// min_element (Largest false) and max_element, sequential or par::: one function object type,
+/// so that the four differ only in their two flags.
+template <bool Largest, bool Parallel>
+struct extremum_fn {
+    template <class It, class Comp = std::less<>>
+    It operator()(It first, It last, Comp comp = {}) const {
+        if constexpr (Parallel) return par_extremum<Largest>(first, last, std::move(comp));
+        else return extremum<Largest>(first, last, std::move(comp));
+    }
+};
+}  // namespace detail
 
+/// The first smallest element (by comp, default <), or last for an empty range.
+inline constexpr detail::extremum_fn<false, false> min_element{};
 namespace par {
-template <class It, class Comp = std::less<>>
-It min_element(It first, It last, Comp comp = {}) {
-    return detail::par_extremum<false>(first, last, std::move(comp));
-}
-template <class It, class Comp = std::less<>>
-It max_element(It first, It last, Comp comp = {}) {
-    return detail::par_extremum<true>(first, last, std::move(comp));
-}
+inline constexpr detail::extremum_fn<false, true> min_element{};
+}  // namespace par
+
+/// The first largest element (by comp, default <), or last for an empty range.
+inline constexpr detail::extremum_fn<true, false> max_element{};
+namespace par {
+inline constexpr detail::extremum_fn<true, true> max_element{};
 }  // namespace par
 
 }  // namespace ccnuma

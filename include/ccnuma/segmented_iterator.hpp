@@ -103,6 +103,29 @@ segment_layout<T> chunks_of(T* data, std::size_t n, const ccnuma::schedule& s) {
 
 struct segment_access;
 
+/// The operators of a random-access iterator that follow from its ++, --, += and a - b, written
+/// once for both iterators below (the derived class brings in the postfix ones with `using`).
+template <class It>
+struct random_access_ops {
+    It operator++(int) noexcept {
+        It old = self();
+        ++self();
+        return old;
+    }
+    It operator--(int) noexcept {
+        It old = self();
+        --self();
+        return old;
+    }
+    It& operator-=(std::ptrdiff_t k) noexcept { return self() += -k; }
+    friend It operator+(It it, std::ptrdiff_t k) noexcept { return it += k; }
+    friend It operator+(std::ptrdiff_t k, It it) noexcept { return it += k; }
+    friend It operator-(It it, std::ptrdiff_t k) noexcept { return it -= k; }
+
+private:
+    It& self() noexcept { return static_cast<It&>(*this); }
+};
+
 }  // namespace detail
 
 template <class V>
@@ -112,7 +135,7 @@ class segment_iterator;
 /// the padding between segments. It holds the segment number and a raw pointer; ++ tests for
 /// the segment's end, += and - compute through the layout. Valid for every <algorithm>.
 template <class V>
-class segmented_iterator {
+class segmented_iterator : public detail::random_access_ops<segmented_iterator<V>> {
     using layout_type = detail::segment_layout<std::remove_const_t<V>>;
 
 public:
@@ -134,24 +157,18 @@ public:
     pointer operator->() const noexcept { return p_; }
     reference operator[](difference_type k) const noexcept { return *(*this + k); }
 
+    using detail::random_access_ops<segmented_iterator>::operator++;
+    using detail::random_access_ops<segmented_iterator>::operator--;
+    using detail::random_access_ops<segmented_iterator>::operator-=;
+
     segmented_iterator& operator++() noexcept {
         if (++p_ == end_) next_segment();
         return *this;
-    }
-    segmented_iterator operator++(int) noexcept {
-        auto old = *this;
-        ++*this;
-        return old;
     }
     segmented_iterator& operator--() noexcept {
         if (p_ == layout_->begin(seg_)) *this = at(*layout_, index() - 1);
         else --p_;
         return *this;
-    }
-    segmented_iterator operator--(int) noexcept {
-        auto old = *this;
-        --*this;
-        return old;
     }
     segmented_iterator& operator+=(difference_type k) noexcept {
         // Within the segment: a pointer step. Across: through the global index.
@@ -159,10 +176,6 @@ public:
         else if (k != 0) *this = at(*layout_, index() + static_cast<std::size_t>(k));
         return *this;
     }
-    segmented_iterator& operator-=(difference_type k) noexcept { return *this += -k; }
-    friend segmented_iterator operator+(segmented_iterator it, difference_type k) noexcept { return it += k; }
-    friend segmented_iterator operator+(difference_type k, segmented_iterator it) noexcept { return it += k; }
-    friend segmented_iterator operator-(segmented_iterator it, difference_type k) noexcept { return it -= k; }
     friend difference_type operator-(const segmented_iterator& a, const segmented_iterator& b) noexcept {
         if (a.seg_ == b.seg_) return a.p_ - b.p_;
         return static_cast<difference_type>(a.index() - b.index());
@@ -211,7 +224,7 @@ private:
 /// Runs over the segments of a segmented range. `*it` is the segment as a std::span; begin()
 /// and end() are its raw local range.
 template <class V>
-class segment_iterator {
+class segment_iterator : public detail::random_access_ops<segment_iterator<V>> {
     using layout_type = detail::segment_layout<std::remove_const_t<V>>;
 
 public:
@@ -237,32 +250,22 @@ public:
     /// The segment's number.
     std::size_t index() const noexcept { return seg_; }
 
+    using detail::random_access_ops<segment_iterator>::operator++;
+    using detail::random_access_ops<segment_iterator>::operator--;
+    using detail::random_access_ops<segment_iterator>::operator-=;
+
     segment_iterator& operator++() noexcept {
         ++seg_;
         return *this;
-    }
-    segment_iterator operator++(int) noexcept {
-        auto old = *this;
-        ++seg_;
-        return old;
     }
     segment_iterator& operator--() noexcept {
         --seg_;
         return *this;
     }
-    segment_iterator operator--(int) noexcept {
-        auto old = *this;
-        --seg_;
-        return old;
-    }
     segment_iterator& operator+=(difference_type k) noexcept {
         seg_ += static_cast<std::size_t>(k);
         return *this;
     }
-    segment_iterator& operator-=(difference_type k) noexcept { return *this += -k; }
-    friend segment_iterator operator+(segment_iterator it, difference_type k) noexcept { return it += k; }
-    friend segment_iterator operator+(difference_type k, segment_iterator it) noexcept { return it += k; }
-    friend segment_iterator operator-(segment_iterator it, difference_type k) noexcept { return it -= k; }
     friend difference_type operator-(const segment_iterator& a, const segment_iterator& b) noexcept {
         return static_cast<difference_type>(a.seg_) - static_cast<difference_type>(b.seg_);
     }

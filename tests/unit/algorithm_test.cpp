@@ -6,7 +6,6 @@
 
 #include <ccnuma/algorithm.hpp>
 #include <ccnuma/seg_array.hpp>
-#include <ccnuma/vector.hpp>
 
 #include "../support/quiet_diagnostics.hpp"
 #include "../support/static_owners.hpp"

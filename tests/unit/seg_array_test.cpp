@@ -6,7 +6,6 @@
 
 #include <ccnuma/error.hpp>
 #include <ccnuma/seg_array.hpp>
-#include <ccnuma/vector.hpp>
 
 #include "../support/fragile.hpp"
 #include "../support/quiet_diagnostics.hpp"
