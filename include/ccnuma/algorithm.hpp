@@ -212,8 +212,8 @@ T fold_segments(const Drive& drive, std::size_t n, T init, Op op, Fold fold) {
 /// best, then the first best over the segments in order.
 template <bool Largest, class It, class Comp>
 It extremum(It first, It last, Comp comp) {
-    auto better = [&](const auto& a, const auto& best) { return Largest ? comp(best, a) : comp(a, best); };
     if constexpr (segmented<It>) {
+        auto better = [&](const auto& a, const auto& best) { return Largest ? comp(best, a) : comp(a, best); };
         using tr = segmented_iterator_traits<It>;
         It best = last;
         typename tr::local_iterator best_at{};
