@@ -1,4 +1,5 @@
-// Realizing a plan inside the process: the process-wide plan, bind_this_thread() and the
+// Realizing a plan inside the process (binding.hpp, last stage; binding_spec.cpp parses the
+// spec, binding_plan.cpp makes the plan): the process-wide plan, bind_this_thread() and the
 // binding check that runs inside the threads.
 
 #include <ccnuma/binding.hpp>

@@ -1,4 +1,5 @@
-// The planner: maps every thread path of a spec to a PU of a topology snapshot.
+// The planner (binding.hpp, middle stage: spec from binding_spec.cpp, realized by bind.cpp):
+// maps every thread path of a spec to a PU of a topology snapshot.
 // The rules are written down, with examples, in docs/binding.md.
 
 #include <ccnuma/detail/json.hpp>
@@ -387,6 +388,7 @@ omp_realization to_omp_environment(const binding_plan& plan) {
         for (const auto& t : plan.threads()) places += (places.empty() ? "{" : ",{") + std::to_string(t.pu) + "}";
         r.variables.push_back({"OMP_PLACES", places});
         r.variables.push_back({"OMP_PROC_BIND", bind});
+        r.uses_places = true;
         r.level_expressed.assign(plan.levels(), true);
     }
     r.variables.push_back({"OMP_NUM_THREADS", threads});

@@ -1,3 +1,7 @@
+// The binding spec (binding.hpp, first stage): the strategies' names, parsing with errors that
+// point at the token, and CCNUMA_BIND / OMP_NESTING_TEAM_SIZE. binding_plan.cpp turns a spec into
+// a plan; bind.cpp realizes the plan in this process.
+
 #include <ccnuma/binding.hpp>
 #include <ccnuma/detail/throw_error.hpp>
 
@@ -8,20 +12,40 @@
 
 namespace ccnuma {
 
+namespace {
+
+/// The one list of strategies and their names, in the order messages list them. A new
+/// strategy is an enumerator in binding.hpp, a row here, and its placement in binding_plan.cpp.
+struct named_strategy {
+    strategy how;
+    std::string_view name;
+};
+constexpr std::array<named_strategy, 4> strategies{{{strategy::compact, "compact"},
+                                                    {strategy::scatter, "scatter"},
+                                                    {strategy::subcompact, "subcompact"},
+                                                    {strategy::subscatter, "subscatter"}}};
+
+}  // namespace
+
 std::string_view to_string(strategy s) noexcept {
-    switch (s) {
-    case strategy::compact: return "compact";
-    case strategy::scatter: return "scatter";
-    case strategy::subcompact: return "subcompact";
-    case strategy::subscatter: return "subscatter";
-    }
+    for (const auto& row : strategies)
+        if (row.how == s) return row.name;
     return "?";
+}
+
+std::string strategy_names(std::string_view last_separator) {
+    std::string out;
+    for (std::size_t i = 0; i < strategies.size(); ++i) {
+        if (i != 0) out += i + 1 == strategies.size() ? last_separator : std::string_view(", ");
+        out += strategies[i].name;
+    }
+    return out;
 }
 
 namespace {
 
 constexpr std::size_t max_total_threads = 1u << 20;
-constexpr const char* grammar = "N,strategy[,N,strategy]... with strategies compact, scatter, subcompact, subscatter";
+const std::string grammar = "N,strategy[,N,strategy]... with strategies " + strategy_names();
 
 struct token {
     std::string_view text;
@@ -84,21 +108,18 @@ binding_spec parse_spec(std::string_view text, std::string_view origin) {
                                        " at position " + std::to_string(text.size()));
         const token& name = tokens[i + 1];
         if (name.text.empty())
-            bad_spec(text, origin, "missing strategy at position " + std::to_string(name.pos) +
-                                       " (expected compact, scatter, subcompact, subscatter)");
-        static constexpr std::array all{strategy::compact, strategy::scatter, strategy::subcompact,
-                                        strategy::subscatter};
+            bad_spec(text, origin, "missing strategy at position " + std::to_string(name.pos) + " (expected " +
+                                       strategy_names() + ")");
         bool found = false;
         strategy how{};
-        for (strategy s : all)
-            if (name.text == to_string(s)) {
-                how = s;
+        for (const auto& row : strategies)
+            if (name.text == row.name) {
+                how = row.how;
                 found = true;
             }
         if (!found)
             bad_spec(text, origin, "unknown strategy " + detail::quote(name.text) + " at position " +
-                                       std::to_string(name.pos) +
-                                       " (expected compact, scatter, subcompact, subscatter)");
+                                       std::to_string(name.pos) + " (expected " + strategy_names() + ")");
         total *= n;
         if (total > max_total_threads)
             bad_spec(text, origin, "the spec asks for more than " + std::to_string(max_total_threads) +
@@ -118,7 +139,7 @@ binding_spec::binding_spec(std::vector<binding_level> levels) : levels_(std::mov
         if (ccnuma::to_string(l.how) == "?")
             detail::throw_error(errc::invalid_argument,
                                 "binding level with strategy " + std::to_string(static_cast<int>(l.how)) +
-                                    " (expected compact, scatter, subcompact or subscatter)");
+                                    " (expected " + strategy_names(" or ") + ")");
         if (l.threads == 0 || l.threads > max_team_size)
             detail::throw_error(errc::invalid_argument, "binding level with " + std::to_string(l.threads) +
                                                             " threads (expected 1.." +

@@ -3,6 +3,8 @@
 #include <ccnuma/version.hpp>
 
 #include <cstring>
+#include <new>
+#include <stdexcept>
 #include <string>
 
 namespace ccnuma {
@@ -44,6 +46,20 @@ void throw_error(errc code, const std::string& message) { throw error(code, "ccn
 void throw_system_error(int errno_value, const std::string& message) {
     throw error(errc::system, "ccnuma: " + message + ": " + std::strerror(errno_value));
 }
+
+void throw_index_out_of_range(std::string_view operation, std::size_t index, std::size_t size) {
+    throw std::out_of_range(std::string(operation) + ": index " + std::to_string(index) + " is out of range for size " +
+                            std::to_string(size) +
+                            (size == 0 ? std::string(" (it is empty)") : " (valid: 0.." + std::to_string(size - 1) + ")"));
+}
+
+void throw_out_of_range(const std::string& message) { throw std::out_of_range(message); }
+
+void throw_length_error(const std::string& message) { throw std::length_error(message); }
+
+void throw_invalid_argument(const std::string& message) { throw std::invalid_argument(message); }
+
+void throw_bad_array_new_length() { throw std::bad_array_new_length(); }
 
 std::string quote(std::string_view input, std::size_t max_chars) {
     std::string out = "\"";

@@ -5,7 +5,7 @@
 #include "list_internal.hpp"
 
 #include <ccnuma/detail/throw_error.hpp>
-#include <ccnuma/topology.hpp>
+#include <ccnuma/list.hpp>
 
 #include <algorithm>
 #include <charconv>

@@ -1,7 +1,8 @@
 #pragma once
 /// @file
 /// Hierarchical algorithms (Austern, "Segmented Iterators and Hierarchical Algorithms"): on
-/// segmented iterators (seg_array, ccnuma::segments(v)) they run as nested loops, an outer loop
+/// segmented iterators (any iterator that models segmented_iterator_traits.hpp: seg_array,
+/// ccnuma::segments(v), or one of your own) they run as nested loops, an outer loop
 /// over segments and an inner std:: algorithm over each segment's raw range; on any other
 /// iterator they are the std:: algorithm. ccnuma::par:: runs each segment on its owner thread.
 ///
@@ -18,17 +19,22 @@
 /// segmentations give one piece per segment, different ones shorter pieces, and a
 /// non-segmented iterator is passed to the inner std:: algorithm as it is.
 ///
-/// par:: versions split the range by the segments of one segmented iterator (the output where
-/// it is one, else the first input) and run the piece in segment s on the thread that owns s
-/// (the schedule over segments the container was built with), so every segment is read and
+/// par:: versions split the range by the segments of one segmented iterator with owners (the
+/// output where it is one, else the first input that is) and run the piece in segment s on the
+/// thread that owns s (the traits' owners(): the schedule over segments the container was
+/// built with), so every segment is read and
 /// written where its pages are. Function objects are called concurrently and may be copied.
 /// Reductions combine the per-segment results in segment order, so the result depends on the
-/// segmentation only, not on the team. Without a segmented iterator, or with an iterator that
-/// is not random access, par:: runs the sequential version.
+/// segmentation only, not on the team. Without a segmented iterator with owners, or with an
+/// iterator that is not random access, par:: runs the sequential version.
+///
+/// The algorithms use the traits alone. Each one stands with its par:: version; a new one is
+/// the sequential function over detail::for_each_segment or detail::lockstep and the par::
+/// function over detail::par_pieces, next to each other.
 
 #include <ccnuma/detail/parallel.hpp>
 #include <ccnuma/padded.hpp>
-#include <ccnuma/seg_array.hpp>
+#include <ccnuma/segmented_iterator_traits.hpp>
 
 #include <algorithm>
 #include <atomic>
@@ -45,9 +51,6 @@
 namespace ccnuma {
 
 namespace detail {
-
-template <class It>
-concept segmented = segmented_iterator_traits<It>::is_segmented;
 
 /// Hierarchical treatment pays where one of the iterators is segmented and the first range
 /// can be cut into pieces (random access, or segmented itself).
@@ -140,63 +143,146 @@ void advance_by(L& it, D k) {
     it += static_cast<std::iter_difference_t<L>>(k);
 }
 
-// ---- par:: helpers --------------------------------------------------------------------
-
-template <class It>
-struct is_owned_iterator : std::false_type {};
-template <class V>
-struct is_owned_iterator<segmented_iterator<V>> : std::true_type {};
-/// A segmented iterator whose segments have owner threads.
-template <class It>
-concept owned = is_owned_iterator<It>::value;
-
-/// par:: splits by an owned iterator and moves every other iterator by offsets.
-template <class... Its>
-concept par_ready = (owned<Its> || ...) && (std::random_access_iterator<Its> && ...);
-
-/// piece(s, d0, d1) for each part [d0, d1) of the positions [0, n) after `driver` that lies in
-/// segment s of the driver's layout, on the thread that owns s, all in one parallel region.
-/// The loop runs over every segment, so that the static schedule gives each its owner; the
-/// first exception a piece throws stops the others at their next segment and is rethrown.
-template <class V, class Piece>
-void par_pieces(const segmented_iterator<V>& driver, std::size_t n, Piece&& piece) {
-    if (n == 0) return;
-    const auto& l = segment_access::layout(driver);
-    const std::size_t i0 = segment_access::index(driver), i1 = i0 + n;
-    parallel_for(l.segments, l.owners, [&](std::size_t s) {
-        const std::size_t lo = std::max(i0, l.offset(s)), hi = std::min(i1, l.offset(s + 1));
-        if (lo < hi) piece(s, lo - i0, hi - i0);
-    });
-}
-
-template <class V>
-std::size_t segments_of(const segmented_iterator<V>& it) noexcept {
-    return segment_access::layout(it).segments;
-}
-
 template <class It>
 It at(It first, std::size_t d) {
     return first + static_cast<std::iter_difference_t<It>>(d);
+}
+
+// ---- par:: helpers: the traits' index() and owners() give each segment its thread --------
+
+/// par:: splits by a segmented iterator with owners and moves every other iterator by offsets.
+template <class... Its>
+concept par_ready = (owned_segmented<Its> || ...) && (std::random_access_iterator<Its> && ...);
+
+/// The iterator par:: splits by: the first of `its` whose segments have owners.
+template <class It, class... Rest>
+const auto& driver(const It& it, const Rest&... rest) noexcept {
+    if constexpr (owned_segmented<It>) return it;
+    else return driver(rest...);
+}
+
+template <owned_segmented It>
+segment_owners owners_of(const It& it) {
+    using tr = segmented_iterator_traits<It>;
+    return tr::owners(tr::segment(it));
+}
+
+/// piece(s, d0, d1) for each part [d0, d1) of the positions [0, n) after `by` that lies in
+/// segment s, on the thread that owns s, all in one parallel region. The loop runs over every
+/// segment, so that the static schedule gives each its owner; the first exception a piece
+/// throws stops the others at their next segment and is rethrown.
+template <owned_segmented It, class Piece>
+void par_pieces(const It& by, std::size_t n, Piece&& piece) {
+    if (n == 0) return;
+    using tr = segmented_iterator_traits<It>;
+    struct part {
+        std::size_t segment, d0, d1;
+    };
+    std::vector<part> parts;  // in segment order
+    std::size_t d = 0;
+    for_each_segment(by, at(by, n), [&](const auto& s, auto b, auto e) {
+        const auto k = static_cast<std::size_t>(std::distance(b, e));
+        if (k != 0) parts.push_back({static_cast<std::size_t>(tr::index(s)), d, d + k});
+        d += k;
+    });
+    const segment_owners own = owners_of(by);
+    parallel_for(own.segments, own.schedule, [&](std::size_t s) {
+        const auto p = std::lower_bound(parts.begin(), parts.end(), s,
+                                        [](const part& x, std::size_t k) { return x.segment < k; });
+        if (p != parts.end() && p->segment == s) piece(s, p->d0, p->d1);
+    });
 }
 
 /// One segment's partial result, alone in its cache lines.
 template <class T>
 using partials = std::vector<padded<std::optional<T>>>;
 
+/// Each segment's part folded on its owner (fold(b, e, first element, op): ccnuma::reduce,
+/// accumulate or inner_product of the part), the parts then combined with init in segment order.
+template <class T, class Op, class Drive, class Fold>
+T fold_segments(const Drive& drive, std::size_t n, T init, Op op, Fold fold) {
+    partials<T> partial(owners_of(drive).segments);
+    par_pieces(drive, n, [&](std::size_t s, std::size_t d0, std::size_t d1) { partial[s].value = fold(d0, d1); });
+    for (auto& p : partial)
+        if (p.value) init = op(std::move(init), std::move(*p.value));
+    return init;
+}
+
+/// The first smallest (Largest: largest) element by comp. On a segmented range, each segment's
+/// best, then the first best over the segments in order.
+template <bool Largest, class It, class Comp>
+It extremum(It first, It last, Comp comp) {
+    if constexpr (segmented<It>) {
+        auto better = [&](const auto& a, const auto& best) { return Largest ? comp(best, a) : comp(a, best); };
+        using tr = segmented_iterator_traits<It>;
+        It best = last;
+        typename tr::local_iterator best_at{};
+        for_each_segment(first, last, [&](const auto& s, auto b, auto e) {
+            const auto r = extremum<Largest>(b, e, comp);
+            if (r != e && (best == last || better(*r, *best_at))) {
+                best = tr::compose(s, r);
+                best_at = r;
+            }
+        });
+        return best;
+    } else if constexpr (Largest) {
+        return std::max_element(first, last, std::move(comp));
+    } else {
+        return std::min_element(first, last, std::move(comp));
+    }
+}
+
+/// extremum, each segment's part searched on its owner.
+template <bool Largest, class It, class Comp>
+It par_extremum(It first, It last, Comp comp) {
+    if constexpr (par_ready<It>) {
+        const auto n = static_cast<std::size_t>(last - first);
+        partials<std::size_t> partial(owners_of(first).segments);
+        par_pieces(first, n, [&](std::size_t s, std::size_t d0, std::size_t d1) {
+            partial[s].value = static_cast<std::size_t>(extremum<Largest>(at(first, d0), at(first, d1), comp) - first);
+        });
+        It best = last;
+        for (const auto& p : partial)
+            if (p.value) {
+                const It candidate = at(first, *p.value);
+                if (best == last || (Largest ? comp(*best, *candidate) : comp(*candidate, *best))) best = candidate;
+            }
+        return best;
+    } else {
+        return extremum<Largest>(first, last, std::move(comp));
+    }
+}
+
 }  // namespace detail
 
-// ---- sequential hierarchical algorithms ------------------------------------------------
+// ---- for_each ------------------------------------------------------------------------------
 
 /// f(x) for every element, in order; returns f, as std::for_each does.
 template <class It, class F>
 F for_each(It first, It last, F f) {
-    if constexpr (detail::segmented<It>) {
+    if constexpr (segmented<It>) {
         detail::for_each_segment(first, last, [&](const auto&, auto b, auto e) { ccnuma::for_each(b, e, std::ref(f)); });
         return f;
     } else {
         return std::for_each(first, last, std::move(f));
     }
 }
+
+namespace par {
+/// f(x) for every element, each segment's part on the segment's owner thread.
+template <class It, class F>
+void for_each(It first, It last, F f) {
+    if constexpr (detail::par_ready<It>) {
+        detail::par_pieces(first, static_cast<std::size_t>(last - first), [&](std::size_t, std::size_t d0, std::size_t d1) {
+            ccnuma::for_each(detail::at(first, d0), detail::at(first, d1), f);
+        });
+    } else {
+        ccnuma::for_each(first, last, std::move(f));
+    }
+}
+}  // namespace par
+
+// ---- transform -----------------------------------------------------------------------------
 
 /// out[i] = op(first[i]); returns the end of the output.
 template <class It, class Out, class Op>
@@ -241,13 +327,60 @@ Out transform(It1 first1, It1 last1, It2 first2, Out out, Op op) {
     }
 }
 
+namespace par {
+/// out[i] = op(first[i]), by the owners of the output's segments (or of the input's).
+template <class It, class Out, class Op>
+Out transform(It first, It last, Out out, Op op) {
+    if constexpr (detail::par_ready<It, Out>) {
+        const auto n = static_cast<std::size_t>(last - first);
+        detail::par_pieces(detail::driver(out, first), n, [&](std::size_t, std::size_t d0, std::size_t d1) {
+            ccnuma::transform(detail::at(first, d0), detail::at(first, d1), detail::at(out, d0), op);
+        });
+        return detail::at(out, n);
+    } else {
+        return ccnuma::transform(first, last, out, std::move(op));
+    }
+}
+
+/// out[i] = op(first1[i], first2[i]), by the owners of the output's segments (or of an input's).
+template <class It1, class It2, class Out, class Op>
+Out transform(It1 first1, It1 last1, It2 first2, Out out, Op op) {
+    if constexpr (detail::par_ready<It1, It2, Out>) {
+        const auto n = static_cast<std::size_t>(last1 - first1);
+        detail::par_pieces(detail::driver(out, first1, first2), n, [&](std::size_t, std::size_t d0, std::size_t d1) {
+            ccnuma::transform(detail::at(first1, d0), detail::at(first1, d1), detail::at(first2, d0), detail::at(out, d0), op);
+        });
+        return detail::at(out, n);
+    } else {
+        return ccnuma::transform(first1, last1, first2, out, std::move(op));
+    }
+}
+}  // namespace par
+
+// ---- fill ----------------------------------------------------------------------------------
+
 template <class It, class T>
 void fill(It first, It last, const T& value) {
-    if constexpr (detail::segmented<It>)
+    if constexpr (segmented<It>)
         detail::for_each_segment(first, last, [&](const auto&, auto b, auto e) { ccnuma::fill(b, e, value); });
     else
         std::fill(first, last, value);
 }
+
+namespace par {
+template <class It, class T>
+void fill(It first, It last, const T& value) {
+    if constexpr (detail::par_ready<It>) {
+        detail::par_pieces(first, static_cast<std::size_t>(last - first), [&](std::size_t, std::size_t d0, std::size_t d1) {
+            ccnuma::fill(detail::at(first, d0), detail::at(first, d1), value);
+        });
+    } else {
+        ccnuma::fill(first, last, value);
+    }
+}
+}  // namespace par
+
+// ---- copy ----------------------------------------------------------------------------------
 
 /// Copies [first, last) to out (out must not lie in [first, last)); returns the end of the
 /// output. Trivially copyable elements go by memmove, segment by segment.
@@ -268,41 +401,95 @@ Out copy(It first, It last, Out out) {
     }
 }
 
-/// std::reduce, segment by segment: op must be associative and commutative.
-template <class It, class T, class Op>
-T reduce(It first, It last, T init, Op op) {
-    if constexpr (detail::segmented<It>) {
-        detail::for_each_segment(first, last,
-                                 [&](const auto&, auto b, auto e) { init = ccnuma::reduce(b, e, std::move(init), op); });
-        return init;
+namespace par {
+/// Copies [first, last) to out, by the owners of the output's segments (or of the input's).
+template <class It, class Out>
+Out copy(It first, It last, Out out) {
+    if constexpr (detail::par_ready<It, Out>) {
+        const auto n = static_cast<std::size_t>(last - first);
+        detail::par_pieces(detail::driver(out, first), n, [&](std::size_t, std::size_t d0, std::size_t d1) {
+            ccnuma::copy(detail::at(first, d0), detail::at(first, d1), detail::at(out, d0));
+        });
+        return detail::at(out, n);
     } else {
-        return std::reduce(first, last, std::move(init), std::move(op));
+        return ccnuma::copy(first, last, out);
     }
 }
-template <class It, class T>
-T reduce(It first, It last, T init) {
-    return ccnuma::reduce(first, last, std::move(init), std::plus<>{});
-}
-template <class It>
-std::iter_value_t<It> reduce(It first, It last) {
-    return ccnuma::reduce(first, last, std::iter_value_t<It>{});
+}  // namespace par
+
+// ---- reduce, accumulate -------------------------------------------------------------------
+
+namespace detail {
+
+/// The two folds: std::reduce (any order) and std::accumulate (left to right).
+struct by_reduce {
+    template <class B, class T, class Op>
+    static T run(B b, B e, T init, Op op) {
+        return std::reduce(b, e, std::move(init), std::move(op));
+    }
+};
+struct by_accumulate {
+    template <class B, class T, class Op>
+    static T run(B b, B e, T init, Op op) {
+        return std::accumulate(b, e, std::move(init), std::move(op));
+    }
+};
+
+/// Fold::run segment by segment, in order, on a segmented range; Fold::run itself otherwise.
+template <class Fold, class It, class T, class Op>
+T fold(It first, It last, T init, Op op) {
+    if constexpr (segmented<It>) {
+        for_each_segment(first, last, [&](const auto&, auto b, auto e) { init = fold<Fold>(b, e, std::move(init), op); });
+        return init;
+    } else {
+        return Fold::run(first, last, std::move(init), std::move(op));
+    }
 }
 
+/// fold, each segment's part on its owner, the parts combined with init in segment order.
+template <class Fold, class It, class T, class Op>
+T par_fold(It first, It last, T init, Op op) {
+    if constexpr (par_ready<It>)
+        return fold_segments(first, static_cast<std::size_t>(last - first), std::move(init), op,
+                             [&](std::size_t d0, std::size_t d1) {
+                                 const auto b = at(first, d0);
+                                 return fold<Fold>(std::next(b), at(first, d1), T(*b), op);
+                             });
+    else
+        return fold<Fold>(first, last, std::move(init), std::move(op));
+}
+
+}  // namespace detail
+
+/// std::reduce, segment by segment: op must be associative and commutative.
+template <class It, class T = std::iter_value_t<It>, class Op = std::plus<>>
+T reduce(It first, It last, T init = T{}, Op op = {}) {
+    return detail::fold<detail::by_reduce>(first, last, std::move(init), std::move(op));
+}
+namespace par {
+/// Reduces each segment on its owner, then the segments' results in segment order: op must be
+/// associative and commutative (as for std::reduce).
+template <class It, class T = std::iter_value_t<It>, class Op = std::plus<>>
+T reduce(It first, It last, T init = T{}, Op op = {}) {
+    return detail::par_fold<detail::by_reduce>(first, last, std::move(init), std::move(op));
+}
+}  // namespace par
+
 /// std::accumulate: a left fold in element order, so the result is the flat loop's, bit for bit.
-template <class It, class T, class Op>
-T accumulate(It first, It last, T init, Op op) {
-    if constexpr (detail::segmented<It>) {
-        detail::for_each_segment(
-            first, last, [&](const auto&, auto b, auto e) { init = ccnuma::accumulate(b, e, std::move(init), op); });
-        return init;
-    } else {
-        return std::accumulate(first, last, std::move(init), std::move(op));
-    }
+template <class It, class T, class Op = std::plus<>>
+T accumulate(It first, It last, T init, Op op = {}) {
+    return detail::fold<detail::by_accumulate>(first, last, std::move(init), std::move(op));
 }
-template <class It, class T>
-T accumulate(It first, It last, T init) {
-    return ccnuma::accumulate(first, last, std::move(init), std::plus<>{});
+namespace par {
+/// A left fold within each segment, on its owner, and across the segments in order: op must
+/// be associative (not commutative). Not bitwise the sequential accumulate for floating point.
+template <class It, class T, class Op = std::plus<>>
+T accumulate(It first, It last, T init, Op op = {}) {
+    return detail::par_fold<detail::by_accumulate>(first, last, std::move(init), std::move(op));
 }
+}  // namespace par
+
+// ---- inner_product -------------------------------------------------------------------------
 
 /// std::inner_product: a left fold in element order.
 template <class It1, class It2, class T, class Op1, class Op2>
@@ -331,9 +518,33 @@ T inner_product(It1 first1, It1 last1, It2 first2, T init) {
     return ccnuma::inner_product(first1, last1, first2, std::move(init), std::plus<>{}, std::multiplies<>{});
 }
 
+namespace par {
+/// inner_product by segments of the first range (or of the second), combined in order with
+/// op1, which must be associative.
+template <class It1, class It2, class T, class Op1, class Op2>
+T inner_product(It1 first1, It1 last1, It2 first2, T init, Op1 op1, Op2 op2) {
+    if constexpr (detail::par_ready<It1, It2>)
+        return detail::fold_segments(detail::driver(first1, first2), static_cast<std::size_t>(last1 - first1),
+                                     std::move(init), op1, [&](std::size_t d0, std::size_t d1) {
+                                         const auto a = detail::at(first1, d0);
+                                         const auto b = detail::at(first2, d0);
+                                         return ccnuma::inner_product(std::next(a), detail::at(first1, d1), std::next(b),
+                                                                      T(op2(*a, *b)), op1, op2);
+                                     });
+    else
+        return ccnuma::inner_product(first1, last1, first2, std::move(init), std::move(op1), std::move(op2));
+}
+template <class It1, class It2, class T>
+T inner_product(It1 first1, It1 last1, It2 first2, T init) {
+    return par::inner_product(first1, last1, first2, std::move(init), std::plus<>{}, std::multiplies<>{});
+}
+}  // namespace par
+
+// ---- count_if ------------------------------------------------------------------------------
+
 template <class It, class Pred>
 std::iter_difference_t<It> count_if(It first, It last, Pred pred) {
-    if constexpr (detail::segmented<It>) {
+    if constexpr (segmented<It>) {
         std::iter_difference_t<It> n = 0;
         detail::for_each_segment(first, last, [&](const auto&, auto b, auto e) { n += ccnuma::count_if(b, e, pred); });
         return n;
@@ -342,10 +553,29 @@ std::iter_difference_t<It> count_if(It first, It last, Pred pred) {
     }
 }
 
+namespace par {
+template <class It, class Pred>
+std::iter_difference_t<It> count_if(It first, It last, Pred pred) {
+    if constexpr (detail::par_ready<It>) {
+        std::vector<padded<std::iter_difference_t<It>>> partial(detail::owners_of(first).segments);
+        detail::par_pieces(first, static_cast<std::size_t>(last - first), [&](std::size_t s, std::size_t d0, std::size_t d1) {
+            partial[s].value = ccnuma::count_if(detail::at(first, d0), detail::at(first, d1), pred);
+        });
+        std::iter_difference_t<It> n = 0;
+        for (const auto& p : partial) n += p.value;
+        return n;
+    } else {
+        return ccnuma::count_if(first, last, std::move(pred));
+    }
+}
+}  // namespace par
+
+// ---- find_if -------------------------------------------------------------------------------
+
 /// The first element that satisfies pred, or last; stops at the segment that has it.
 template <class It, class Pred>
 It find_if(It first, It last, Pred pred) {
-    if constexpr (detail::segmented<It>) {
+    if constexpr (segmented<It>) {
         using tr = segmented_iterator_traits<It>;
         It found = last;
         detail::for_each_segment(first, last, [&](const auto& s, auto b, auto e) {
@@ -359,6 +589,32 @@ It find_if(It first, It last, Pred pred) {
         return std::find_if(first, last, std::move(pred));
     }
 }
+
+namespace par {
+/// The first element that satisfies pred, or last. Segments after one that has a match skip
+/// their search.
+template <class It, class Pred>
+It find_if(It first, It last, Pred pred) {
+    if constexpr (detail::par_ready<It>) {
+        const auto n = static_cast<std::size_t>(last - first);
+        std::atomic<std::size_t> best{n};
+        detail::par_pieces(first, n, [&](std::size_t, std::size_t d0, std::size_t d1) {
+            if (d0 >= best.load(std::memory_order_relaxed)) return;
+            const auto e = detail::at(first, d1);
+            const auto r = ccnuma::find_if(detail::at(first, d0), e, pred);
+            if (r == e) return;
+            const auto d = static_cast<std::size_t>(r - first);
+            for (std::size_t seen = best.load(); d < seen && !best.compare_exchange_weak(seen, d);) {
+            }
+        });
+        return detail::at(first, best.load());
+    } else {
+        return ccnuma::find_if(first, last, std::move(pred));
+    }
+}
+}  // namespace par
+
+// ---- equal ---------------------------------------------------------------------------------
 
 /// Whether [first1, last1) and [first2, first2 + (last1 - first1)) are equal; stops at the
 /// first piece with a difference.
@@ -388,282 +644,17 @@ bool equal(It1 first1, It1 last1, It2 first2) {
     return ccnuma::equal(first1, last1, first2, std::equal_to<>{});
 }
 
-/// The first smallest element (by comp), or last for an empty range.
-template <class It, class Comp>
-It min_element(It first, It last, Comp comp) {
-    if constexpr (detail::segmented<It>) {
-        using tr = segmented_iterator_traits<It>;
-        It best = last;
-        typename tr::local_iterator best_at{};
-        detail::for_each_segment(first, last, [&](const auto& s, auto b, auto e) {
-            const auto r = ccnuma::min_element(b, e, comp);
-            if (r != e && (best == last || comp(*r, *best_at))) {
-                best = tr::compose(s, r);
-                best_at = r;
-            }
-        });
-        return best;
-    } else {
-        return std::min_element(first, last, std::move(comp));
-    }
-}
-template <class It>
-It min_element(It first, It last) {
-    return ccnuma::min_element(first, last, std::less<>{});
-}
-
-/// The first largest element (by comp), or last for an empty range.
-template <class It, class Comp>
-It max_element(It first, It last, Comp comp) {
-    if constexpr (detail::segmented<It>) {
-        using tr = segmented_iterator_traits<It>;
-        It best = last;
-        typename tr::local_iterator best_at{};
-        detail::for_each_segment(first, last, [&](const auto& s, auto b, auto e) {
-            const auto r = ccnuma::max_element(b, e, comp);
-            if (r != e && (best == last || comp(*best_at, *r))) {
-                best = tr::compose(s, r);
-                best_at = r;
-            }
-        });
-        return best;
-    } else {
-        return std::max_element(first, last, std::move(comp));
-    }
-}
-template <class It>
-It max_element(It first, It last) {
-    return ccnuma::max_element(first, last, std::less<>{});
-}
-
-// ---- parallel: segment s on its owner thread ------------------------------------------
-
-namespace detail {
-
-/// Each segment's part reduced on its owner (fold = ccnuma::reduce or accumulate, started
-/// from the part's first element), the parts then combined with init in segment order.
-template <class It, class T, class Op, class Fold>
-T fold_segments(It first, It last, T init, Op op, Fold fold) {
-    partials<T> partial(segments_of(first));
-    par_pieces(first, static_cast<std::size_t>(last - first), [&](std::size_t s, std::size_t d0, std::size_t d1) {
-        const auto b = at(first, d0);
-        partial[s].value = fold(std::next(b), at(first, d1), T(*b), op);
-    });
-    for (auto& p : partial)
-        if (p.value) init = op(std::move(init), std::move(*p.value));
-    return init;
-}
-
-/// Each segment's best element on its owner; then the first best over the segments in order.
-/// `better(a, b)`: a replaces the best so far b.
-template <class It, class Local, class Better>
-It best_element(It first, It last, Local local, Better better) {
-    partials<std::size_t> partial(segments_of(first));
-    par_pieces(first, static_cast<std::size_t>(last - first), [&](std::size_t s, std::size_t d0, std::size_t d1) {
-        const auto r = local(at(first, d0), at(first, d1));
-        partial[s].value = static_cast<std::size_t>(r - first);
-    });
-    It best = last;
-    for (const auto& p : partial)
-        if (p.value) {
-            const It candidate = at(first, *p.value);
-            if (best == last || better(*candidate, *best)) best = candidate;
-        }
-    return best;
-}
-
-}  // namespace detail
-
 namespace par {
-
-/// f(x) for every element, each segment's part on the segment's owner thread.
-template <class It, class F>
-void for_each(It first, It last, F f) {
-    if constexpr (detail::par_ready<It>) {
-        detail::par_pieces(first, static_cast<std::size_t>(last - first), [&](std::size_t, std::size_t d0, std::size_t d1) {
-            ccnuma::for_each(detail::at(first, d0), detail::at(first, d1), f);
-        });
-    } else {
-        ccnuma::for_each(first, last, std::move(f));
-    }
-}
-
-/// out[i] = op(first[i]), by the owners of the output's segments (or of the input's).
-template <class It, class Out, class Op>
-Out transform(It first, It last, Out out, Op op) {
-    if constexpr (detail::par_ready<It, Out>) {
-        const auto n = static_cast<std::size_t>(last - first);
-        auto piece = [&](std::size_t, std::size_t d0, std::size_t d1) {
-            ccnuma::transform(detail::at(first, d0), detail::at(first, d1), detail::at(out, d0), op);
-        };
-        if constexpr (detail::owned<Out>) detail::par_pieces(out, n, piece);
-        else detail::par_pieces(first, n, piece);
-        return detail::at(out, n);
-    } else {
-        return ccnuma::transform(first, last, out, std::move(op));
-    }
-}
-
-/// out[i] = op(first1[i], first2[i]), by the owners of the output's segments (or of an input's).
-template <class It1, class It2, class Out, class Op>
-Out transform(It1 first1, It1 last1, It2 first2, Out out, Op op) {
-    if constexpr (detail::par_ready<It1, It2, Out>) {
-        const auto n = static_cast<std::size_t>(last1 - first1);
-        auto piece = [&](std::size_t, std::size_t d0, std::size_t d1) {
-            ccnuma::transform(detail::at(first1, d0), detail::at(first1, d1), detail::at(first2, d0), detail::at(out, d0), op);
-        };
-        if constexpr (detail::owned<Out>) detail::par_pieces(out, n, piece);
-        else if constexpr (detail::owned<It1>) detail::par_pieces(first1, n, piece);
-        else detail::par_pieces(first2, n, piece);
-        return detail::at(out, n);
-    } else {
-        return ccnuma::transform(first1, last1, first2, out, std::move(op));
-    }
-}
-
-template <class It, class T>
-void fill(It first, It last, const T& value) {
-    if constexpr (detail::par_ready<It>) {
-        detail::par_pieces(first, static_cast<std::size_t>(last - first), [&](std::size_t, std::size_t d0, std::size_t d1) {
-            ccnuma::fill(detail::at(first, d0), detail::at(first, d1), value);
-        });
-    } else {
-        ccnuma::fill(first, last, value);
-    }
-}
-
-/// Copies [first, last) to out, by the owners of the output's segments (or of the input's).
-template <class It, class Out>
-Out copy(It first, It last, Out out) {
-    if constexpr (detail::par_ready<It, Out>) {
-        const auto n = static_cast<std::size_t>(last - first);
-        auto piece = [&](std::size_t, std::size_t d0, std::size_t d1) {
-            ccnuma::copy(detail::at(first, d0), detail::at(first, d1), detail::at(out, d0));
-        };
-        if constexpr (detail::owned<Out>) detail::par_pieces(out, n, piece);
-        else detail::par_pieces(first, n, piece);
-        return detail::at(out, n);
-    } else {
-        return ccnuma::copy(first, last, out);
-    }
-}
-
-
-/// Reduces each segment on its owner, then the segments' results in segment order: op must be
-/// associative and commutative (as for std::reduce).
-template <class It, class T, class Op>
-T reduce(It first, It last, T init, Op op) {
-    if constexpr (detail::par_ready<It>)
-        return detail::fold_segments(first, last, std::move(init), op, [](auto b, auto e, T acc, const Op& o) {
-            return ccnuma::reduce(b, e, std::move(acc), o);
-        });
-    else
-        return ccnuma::reduce(first, last, std::move(init), std::move(op));
-}
-template <class It, class T>
-T reduce(It first, It last, T init) {
-    return par::reduce(first, last, std::move(init), std::plus<>{});
-}
-template <class It>
-std::iter_value_t<It> reduce(It first, It last) {
-    return par::reduce(first, last, std::iter_value_t<It>{});
-}
-
-/// A left fold within each segment, on its owner, and across the segments in order: op must
-/// be associative (not commutative). Not bitwise the sequential accumulate for floating point.
-template <class It, class T, class Op>
-T accumulate(It first, It last, T init, Op op) {
-    if constexpr (detail::par_ready<It>)
-        return detail::fold_segments(first, last, std::move(init), op, [](auto b, auto e, T acc, const Op& o) {
-            return ccnuma::accumulate(b, e, std::move(acc), o);
-        });
-    else
-        return ccnuma::accumulate(first, last, std::move(init), std::move(op));
-}
-template <class It, class T>
-T accumulate(It first, It last, T init) {
-    return par::accumulate(first, last, std::move(init), std::plus<>{});
-}
-
-/// inner_product by segments of the first range (or of the second), combined in order with
-/// op1, which must be associative.
-template <class It1, class It2, class T, class Op1, class Op2>
-T inner_product(It1 first1, It1 last1, It2 first2, T init, Op1 op1, Op2 op2) {
-    if constexpr (detail::par_ready<It1, It2>) {
-        const auto n = static_cast<std::size_t>(last1 - first1);
-        std::size_t segments = 0;
-        if constexpr (detail::owned<It1>) segments = detail::segments_of(first1);
-        else segments = detail::segments_of(first2);
-        detail::partials<T> partial(segments);
-        auto piece = [&](std::size_t s, std::size_t d0, std::size_t d1) {
-            const auto a = detail::at(first1, d0);
-            const auto b = detail::at(first2, d0);
-            partial[s].value =
-                ccnuma::inner_product(std::next(a), detail::at(first1, d1), std::next(b), T(op2(*a, *b)), op1, op2);
-        };
-        if constexpr (detail::owned<It1>) detail::par_pieces(first1, n, piece);
-        else detail::par_pieces(first2, n, piece);
-        for (auto& p : partial)
-            if (p.value) init = op1(std::move(init), std::move(*p.value));
-        return init;
-    } else {
-        return ccnuma::inner_product(first1, last1, first2, std::move(init), std::move(op1), std::move(op2));
-    }
-}
-template <class It1, class It2, class T>
-T inner_product(It1 first1, It1 last1, It2 first2, T init) {
-    return par::inner_product(first1, last1, first2, std::move(init), std::plus<>{}, std::multiplies<>{});
-}
-
-template <class It, class Pred>
-std::iter_difference_t<It> count_if(It first, It last, Pred pred) {
-    if constexpr (detail::par_ready<It>) {
-        std::vector<padded<std::iter_difference_t<It>>> partial(detail::segments_of(first));
-        detail::par_pieces(first, static_cast<std::size_t>(last - first), [&](std::size_t s, std::size_t d0, std::size_t d1) {
-            partial[s].value = ccnuma::count_if(detail::at(first, d0), detail::at(first, d1), pred);
-        });
-        std::iter_difference_t<It> n = 0;
-        for (const auto& p : partial) n += p.value;
-        return n;
-    } else {
-        return ccnuma::count_if(first, last, std::move(pred));
-    }
-}
-
-/// The first element that satisfies pred, or last. Segments after one that has a match skip
-/// their search.
-template <class It, class Pred>
-It find_if(It first, It last, Pred pred) {
-    if constexpr (detail::par_ready<It>) {
-        const auto n = static_cast<std::size_t>(last - first);
-        std::atomic<std::size_t> best{n};
-        detail::par_pieces(first, n, [&](std::size_t, std::size_t d0, std::size_t d1) {
-            if (d0 >= best.load(std::memory_order_relaxed)) return;
-            const auto e = detail::at(first, d1);
-            const auto r = ccnuma::find_if(detail::at(first, d0), e, pred);
-            if (r == e) return;
-            const auto d = static_cast<std::size_t>(r - first);
-            for (std::size_t seen = best.load(); d < seen && !best.compare_exchange_weak(seen, d);) {
-            }
-        });
-        return detail::at(first, best.load());
-    } else {
-        return ccnuma::find_if(first, last, std::move(pred));
-    }
-}
-
 template <class It1, class It2, class Pred>
 bool equal(It1 first1, It1 last1, It2 first2, Pred pred) {
     if constexpr (detail::par_ready<It1, It2>) {
-        const auto n = static_cast<std::size_t>(last1 - first1);
         std::atomic<bool> differ{false};
-        auto piece = [&](std::size_t, std::size_t d0, std::size_t d1) {
-            if (differ.load(std::memory_order_relaxed)) return;
-            if (!ccnuma::equal(detail::at(first1, d0), detail::at(first1, d1), detail::at(first2, d0), pred))
-                differ.store(true, std::memory_order_relaxed);
-        };
-        if constexpr (detail::owned<It1>) detail::par_pieces(first1, n, piece);
-        else detail::par_pieces(first2, n, piece);
+        detail::par_pieces(detail::driver(first1, first2), static_cast<std::size_t>(last1 - first1),
+                           [&](std::size_t, std::size_t d0, std::size_t d1) {
+                               if (differ.load(std::memory_order_relaxed)) return;
+                               if (!ccnuma::equal(detail::at(first1, d0), detail::at(first1, d1), detail::at(first2, d0), pred))
+                                   differ.store(true, std::memory_order_relaxed);
+                           });
         return !differ.load();
     } else {
         return ccnuma::equal(first1, last1, first2, std::move(pred));
@@ -673,36 +664,33 @@ template <class It1, class It2>
 bool equal(It1 first1, It1 last1, It2 first2) {
     return par::equal(first1, last1, first2, std::equal_to<>{});
 }
+}  // namespace par
 
+// ---- min_element, max_element --------------------------------------------------------------
 
-template <class It, class Comp>
-It min_element(It first, It last, Comp comp) {
-    if constexpr (detail::par_ready<It>)
-        return detail::best_element(
-            first, last, [&](It b, It e) { return ccnuma::min_element(b, e, comp); },
-            [&](const auto& a, const auto& b) { return comp(a, b); });
-    else
-        return ccnuma::min_element(first, last, std::move(comp));
-}
-template <class It>
-It min_element(It first, It last) {
-    return par::min_element(first, last, std::less<>{});
-}
+namespace detail {
+/// min_element (Largest false) and max_element, sequential or par::: one function object type,
+/// so that the four differ only in their two flags.
+template <bool Largest, bool Parallel>
+struct extremum_fn {
+    template <class It, class Comp = std::less<>>
+    It operator()(It first, It last, Comp comp = {}) const {
+        if constexpr (Parallel) return par_extremum<Largest>(first, last, std::move(comp));
+        else return extremum<Largest>(first, last, std::move(comp));
+    }
+};
+}  // namespace detail
 
-template <class It, class Comp>
-It max_element(It first, It last, Comp comp) {
-    if constexpr (detail::par_ready<It>)
-        return detail::best_element(
-            first, last, [&](It b, It e) { return ccnuma::max_element(b, e, comp); },
-            [&](const auto& a, const auto& b) { return comp(b, a); });
-    else
-        return ccnuma::max_element(first, last, std::move(comp));
-}
-template <class It>
-It max_element(It first, It last) {
-    return par::max_element(first, last, std::less<>{});
-}
+/// The first smallest element (by comp, default <), or last for an empty range.
+inline constexpr detail::extremum_fn<false, false> min_element{};
+namespace par {
+inline constexpr detail::extremum_fn<false, true> min_element{};
+}  // namespace par
 
+/// The first largest element (by comp, default <), or last for an empty range.
+inline constexpr detail::extremum_fn<true, false> max_element{};
+namespace par {
+inline constexpr detail::extremum_fn<true, true> max_element{};
 }  // namespace par
 
 }  // namespace ccnuma

@@ -17,6 +17,7 @@
 /// writes pages that are already placed. Elements that own heap memory of their own get that
 /// memory from the constructing thread; ccnuma::vector constructs in parallel for that reason.
 
+#include <ccnuma/detail/throw_error.hpp>
 #include <ccnuma/placement.hpp>
 
 #include <cstddef>
@@ -61,7 +62,7 @@ public:
         : policy_(other.policy()) {}
 
     [[nodiscard]] T* allocate(std::size_t n) {
-        if (n > std::numeric_limits<std::size_t>::max() / sizeof(T)) throw std::bad_array_new_length();
+        if (n > std::numeric_limits<std::size_t>::max() / sizeof(T)) detail::throw_bad_array_new_length();
         return static_cast<T*>(ccnuma::allocate(n * sizeof(T), policy_, sizeof(T), alignment()));
     }
     void deallocate(T* p, std::size_t n) noexcept { ccnuma::deallocate(p, n * sizeof(T), policy_, alignment()); }

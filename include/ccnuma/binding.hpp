@@ -23,6 +23,12 @@
 ///    NUMA nodes as possible are used;
 ///  - subcompact / subscatter: an inner team stays inside the smallest domain around its master
 ///    that has room for it; the master keeps its PU.
+///
+/// Implemented in one unit per stage: src/binding_spec.cpp (the spec: parse, the strategies'
+/// names), src/binding_plan.cpp (spec to plan: make_plan, to_omp_environment) and src/bind.cpp
+/// (the plan in this process: set_nesting_info, current_plan, bind_this_thread,
+/// binding_report). A new strategy is an enumerator below, its row in binding_spec.cpp's table
+/// and its placement rule in binding_plan.cpp's place_team.
 
 #include <ccnuma/topology.hpp>
 
@@ -40,6 +46,10 @@ enum class strategy { compact, scatter, subcompact, subscatter };
 
 /// "compact", "scatter", "subcompact" or "subscatter".
 std::string_view to_string(strategy s) noexcept;
+/// The names of every strategy, in declaration order, for messages and usage texts:
+/// "compact, scatter, subcompact, subscatter" (with " or " as last_separator: "..., subcompact or
+/// subscatter").
+std::string strategy_names(std::string_view last_separator = ", ");
 
 /// One nesting level of a spec: a team size and a strategy.
 struct binding_level {
@@ -153,9 +163,13 @@ struct omp_variable {
 
 /// How a plan is realized through the OpenMP runtime's own binding.
 struct omp_realization {
-    /// OMP_PLACES (explicit PU list in plan order), OMP_PROC_BIND, OMP_NUM_THREADS,
-    /// OMP_MAX_ACTIVE_LEVELS; empty when the plan cannot be expressed as places.
+    /// OMP_PLACES (explicit PU list in plan order) and OMP_PROC_BIND where uses_places,
+    /// OMP_NUM_THREADS and OMP_MAX_ACTIVE_LEVELS; empty for an empty plan.
     std::vector<omp_variable> variables;
+    /// Whether `variables` hold OMP_PLACES and OMP_PROC_BIND, that is, whether the places
+    /// realize the plan. False for an oversubscribed plan: the runtime's own binding must then
+    /// be left unset, and bind_this_thread() realizes the plan in process.
+    bool uses_places = false;
     /// Per level: whether the runtime's places realize it exactly; where one does not, `notes`
     /// names the in-process call that does.
     std::vector<bool> level_expressed;

@@ -7,11 +7,15 @@
 #include <ccnuma/binding.hpp>
 #include <ccnuma/emulated_machine.hpp>
 #include <ccnuma/error.hpp>
+#include <ccnuma/list.hpp>
 #include <ccnuma/memory_policy.hpp>
 #include <ccnuma/padded.hpp>
 #include <ccnuma/pages.hpp>
 #include <ccnuma/placement.hpp>
 #include <ccnuma/seg_array.hpp>
+#include <ccnuma/segmented_iterator.hpp>
+#include <ccnuma/segmented_iterator_traits.hpp>
+#include <ccnuma/segments.hpp>
 #include <ccnuma/stores.hpp>
 #include <ccnuma/system.hpp>
 #include <ccnuma/topology.hpp>

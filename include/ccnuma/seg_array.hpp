@@ -1,9 +1,10 @@
 #pragma once
 /// @file
 /// ccnuma::seg_array<T, Policy>: an array split into padded segments, one per thread (or per
-/// NUMA node, or a given count), each placed on its owner thread's node; segmented iterators
-/// and their traits (Austern, "Segmented Iterators and Hierarchical Algorithms"); and
-/// ccnuma::segments(v), the same view of a ccnuma::vector's static chunks.
+/// NUMA node, or a given count), each placed on its owner thread's node. Its iterators are
+/// ccnuma's segmented iterators (segmented_iterator.hpp), which model the protocol of
+/// segmented_iterator_traits.hpp (Austern, "Segmented Iterators and Hierarchical Algorithms");
+/// ccnuma::segments(v) (segments.hpp) gives the same view of a ccnuma::vector's static chunks.
 ///
 ///     ccnuma::seg_array<double> a(n);                       // one segment per thread, page-padded
 ///     ccnuma::seg_array<double> b(n, 1.0, ccnuma::seg::per_node, ccnuma::pad::cache_line);
@@ -29,9 +30,8 @@
 #include <ccnuma/padded.hpp>
 #include <ccnuma/pages.hpp>
 #include <ccnuma/placement.hpp>
+#include <ccnuma/segmented_iterator.hpp>
 #include <ccnuma/topology.hpp>
-// Not a forward declaration: segments(v) of a ccnuma::vector must work with this header alone.
-#include <ccnuma/vector.hpp>
 
 #include <omp.h>
 
@@ -71,7 +71,8 @@ constexpr segmentation count(std::size_t segments) noexcept { return {segmentati
 }  // namespace seg
 
 /// Where each segment starts: on a page of the policy's page size (pad::page, the default),
-/// on a 2 MiB boundary (pad::huge_page, which also makes the policy use huge pages), on a
+/// on a huge-page boundary (pad::huge_page: support().huge_page_size, usually 2 MiB, or the
+/// base page where the kernel has no THP; it also makes the policy use huge pages), on a
 /// cache line (pad::cache_line: ccnuma::false_sharing_range, 128 bytes, for the adjacent-line
 /// prefetcher), right after the previous segment (pad::none), or on a multiple of a byte count
 /// (pad::bytes(256); rounded up to a multiple of alignof(T)).
@@ -89,378 +90,6 @@ inline constexpr padding page{padding::kind::page, 0};
 inline constexpr padding huge_page{padding::kind::huge_page, 0};
 constexpr padding bytes(std::size_t count) noexcept { return {padding::kind::bytes, count}; }
 }  // namespace pad
-
-namespace detail {
-
-/// Where the segments of a segmented range are. Segment s holds the elements
-/// [offset(s), offset(s + 1)) at begin(s): q + 1 elements for s < r and q after, as
-/// schedule(static) splits them, or q each but the last for a schedule(static, q) view.
-template <class T>
-struct segment_layout {
-    T* base = nullptr;
-    std::size_t n = 0;
-    std::size_t segments = 0;
-    std::size_t q = 0;
-    std::size_t r = 0;
-    /// Bytes from one segment's start to the next. Uniform, so that begin(s) is one multiply
-    /// and the placement can treat each segment as one element of `stride` bytes.
-    std::size_t stride = 0;
-    /// The segments follow each other with no gap (a contiguous array's chunks); stride unused.
-    bool packed = false;
-    /// Segment s runs on the thread that for_static(segments, owners.chunk) in a team of
-    /// owners.threads threads gives it to.
-    ccnuma::schedule owners{};
-
-    std::size_t offset(std::size_t s) const noexcept { return std::min(s * q + std::min(s, r), n); }
-    std::size_t size(std::size_t s) const noexcept { return offset(s + 1) - offset(s); }
-    T* begin(std::size_t s) const noexcept {
-        if (packed) return base + offset(s);
-        return reinterpret_cast<T*>(reinterpret_cast<char*>(base) + s * stride);
-    }
-    T* end(std::size_t s) const noexcept { return begin(s) + size(s); }
-    /// The segment of element i < n.
-    std::size_t segment_of(std::size_t i) const noexcept {
-        const std::size_t big = r * (q + 1);
-        return i < big ? i / (q + 1) : r + (i - big) / q;
-    }
-};
-
-/// The layout of a contiguous array of n elements split as `s` splits it: schedule(static)
-/// gives one segment per thread (q + 1 elements to the first n % threads), schedule(static, c)
-/// one segment per chunk of c, the chunks dealt round-robin to the threads.
-template <class T>
-segment_layout<T> chunks_of(T* data, std::size_t n, const ccnuma::schedule& s) {
-    segment_layout<T> l;
-    l.base = data;
-    l.n = n;
-    l.packed = true;
-    const auto threads = static_cast<std::size_t>(team_threads(s));
-    if (s.chunk == 0) {
-        l.segments = threads;
-        l.q = n / threads;
-        l.r = n % threads;
-        l.owners = {0, static_cast<unsigned>(threads)};
-    } else {
-        l.segments = n / s.chunk + (n % s.chunk != 0 ? 1 : 0);
-        l.q = s.chunk;
-        l.owners = {1, static_cast<unsigned>(threads)};
-    }
-    return l;
-}
-
-struct segment_access;
-
-}  // namespace detail
-
-template <class V>
-class segment_iterator;
-
-/// The flat iterator of a segmented range: random access over the elements in order, skipping
-/// the padding between segments. It holds the segment number and a raw pointer; ++ tests for
-/// the segment's end, += and - compute through the layout. Valid for every <algorithm>.
-template <class V>
-class segmented_iterator {
-    using layout_type = detail::segment_layout<std::remove_const_t<V>>;
-
-public:
-    using iterator_concept = std::random_access_iterator_tag;
-    using iterator_category = std::random_access_iterator_tag;
-    using value_type = std::remove_const_t<V>;
-    using difference_type = std::ptrdiff_t;
-    using pointer = V*;
-    using reference = V&;
-
-    segmented_iterator() = default;
-    /// iterator to const_iterator.
-    template <class W>
-        requires std::is_same_v<const W, V> && (!std::is_same_v<W, V>)
-    segmented_iterator(const segmented_iterator<W>& other) noexcept  // NOLINT: implicit, like T* to const T*
-        : layout_(other.layout_), seg_(other.seg_), p_(other.p_), end_(other.end_) {}
-
-    reference operator*() const noexcept { return *p_; }
-    pointer operator->() const noexcept { return p_; }
-    reference operator[](difference_type k) const noexcept { return *(*this + k); }
-
-    segmented_iterator& operator++() noexcept {
-        if (++p_ == end_) next_segment();
-        return *this;
-    }
-    segmented_iterator operator++(int) noexcept {
-        auto old = *this;
-        ++*this;
-        return old;
-    }
-    segmented_iterator& operator--() noexcept {
-        if (p_ == layout_->begin(seg_)) *this = at(*layout_, index() - 1);
-        else --p_;
-        return *this;
-    }
-    segmented_iterator operator--(int) noexcept {
-        auto old = *this;
-        --*this;
-        return old;
-    }
-    segmented_iterator& operator+=(difference_type k) noexcept {
-        // Within the segment: a pointer step. Across: through the global index.
-        if (k >= 0 ? k < end_ - p_ : -k <= p_ - layout_->begin(seg_)) p_ += k;
-        else if (k != 0) *this = at(*layout_, index() + static_cast<std::size_t>(k));
-        return *this;
-    }
-    segmented_iterator& operator-=(difference_type k) noexcept { return *this += -k; }
-    friend segmented_iterator operator+(segmented_iterator it, difference_type k) noexcept { return it += k; }
-    friend segmented_iterator operator+(difference_type k, segmented_iterator it) noexcept { return it += k; }
-    friend segmented_iterator operator-(segmented_iterator it, difference_type k) noexcept { return it -= k; }
-    friend difference_type operator-(const segmented_iterator& a, const segmented_iterator& b) noexcept {
-        if (a.seg_ == b.seg_) return a.p_ - b.p_;
-        return static_cast<difference_type>(a.index() - b.index());
-    }
-    // Positions are canonical (never the end of a segment but the last) and segments lie in
-    // increasing address order, so the pointer alone orders iterators.
-    friend bool operator==(const segmented_iterator& a, const segmented_iterator& b) noexcept { return a.p_ == b.p_; }
-    friend std::strong_ordering operator<=>(const segmented_iterator& a, const segmented_iterator& b) noexcept {
-        return std::compare_three_way{}(a.p_, b.p_);
-    }
-
-private:
-    template <class>
-    friend class segmented_iterator;
-    friend struct detail::segment_access;
-
-    segmented_iterator(const layout_type* l, std::size_t s, V* p) noexcept
-        : layout_(l), seg_(s), p_(p), end_(l->end(s)) {
-        if (p_ == end_) next_segment();
-    }
-    /// The iterator at element i (i == n: the end, in the segment after the last).
-    static segmented_iterator at(const layout_type& l, std::size_t i) noexcept {
-        if (i >= l.n) return {&l, l.segments, l.begin(l.segments)};
-        const std::size_t s = l.segment_of(i);
-        return {&l, s, l.begin(s) + (i - l.offset(s))};
-    }
-    std::size_t index() const noexcept {
-        return layout_->offset(seg_) + static_cast<std::size_t>(p_ - layout_->begin(seg_));
-    }
-    void next_segment() noexcept {
-        // Empty segments (fewer elements than segments) are skipped; the end is the start of
-        // the segment after the last.
-        while (p_ == end_ && seg_ < layout_->segments) {
-            ++seg_;
-            p_ = layout_->begin(seg_);
-            end_ = p_ + layout_->size(seg_);
-        }
-    }
-
-    const layout_type* layout_ = nullptr;
-    std::size_t seg_ = 0;
-    V* p_ = nullptr;
-    V* end_ = nullptr;
-};
-
-/// Runs over the segments of a segmented range. `*it` is the segment as a std::span; begin()
-/// and end() are its raw local range.
-template <class V>
-class segment_iterator {
-    using layout_type = detail::segment_layout<std::remove_const_t<V>>;
-
-public:
-    using iterator_concept = std::random_access_iterator_tag;
-    using iterator_category = std::input_iterator_tag;  // *it is a span by value
-    using value_type = std::span<V>;
-    using reference = std::span<V>;
-    using difference_type = std::ptrdiff_t;
-
-    segment_iterator() = default;
-    segment_iterator(const layout_type* l, std::size_t s) noexcept : layout_(l), seg_(s) {}
-    template <class W>
-        requires std::is_same_v<const W, V> && (!std::is_same_v<W, V>)
-    segment_iterator(const segment_iterator<W>& other) noexcept  // NOLINT: implicit, like T* to const T*
-        : layout_(other.layout_), seg_(other.seg_) {}
-
-    std::span<V> operator*() const noexcept { return {begin(), layout_->size(seg_)}; }
-    std::span<V> operator[](difference_type k) const noexcept { return *(*this + k); }
-    /// The segment's raw range.
-    V* begin() const noexcept { return layout_->begin(seg_); }
-    V* end() const noexcept { return layout_->end(seg_); }
-    std::size_t size() const noexcept { return layout_->size(seg_); }
-    /// The segment's number.
-    std::size_t index() const noexcept { return seg_; }
-
-    segment_iterator& operator++() noexcept {
-        ++seg_;
-        return *this;
-    }
-    segment_iterator operator++(int) noexcept {
-        auto old = *this;
-        ++seg_;
-        return old;
-    }
-    segment_iterator& operator--() noexcept {
-        --seg_;
-        return *this;
-    }
-    segment_iterator operator--(int) noexcept {
-        auto old = *this;
-        --seg_;
-        return old;
-    }
-    segment_iterator& operator+=(difference_type k) noexcept {
-        seg_ += static_cast<std::size_t>(k);
-        return *this;
-    }
-    segment_iterator& operator-=(difference_type k) noexcept { return *this += -k; }
-    friend segment_iterator operator+(segment_iterator it, difference_type k) noexcept { return it += k; }
-    friend segment_iterator operator+(difference_type k, segment_iterator it) noexcept { return it += k; }
-    friend segment_iterator operator-(segment_iterator it, difference_type k) noexcept { return it -= k; }
-    friend difference_type operator-(const segment_iterator& a, const segment_iterator& b) noexcept {
-        return static_cast<difference_type>(a.seg_) - static_cast<difference_type>(b.seg_);
-    }
-    friend bool operator==(const segment_iterator& a, const segment_iterator& b) noexcept { return a.seg_ == b.seg_; }
-    friend std::strong_ordering operator<=>(const segment_iterator& a, const segment_iterator& b) noexcept {
-        return a.seg_ <=> b.seg_;
-    }
-
-private:
-    template <class>
-    friend class segment_iterator;
-    friend struct detail::segment_access;
-
-    const layout_type* layout_ = nullptr;
-    std::size_t seg_ = 0;
-};
-
-/// Austern's traits: for a segmented iterator, the segment it is in, its local (raw) iterator,
-/// a segment's local range, and the way back. Algorithms test is_segmented and run nested
-/// loops over local ranges; every other iterator gets is_segmented == false.
-///
-///     using tr = ccnuma::segmented_iterator_traits<decltype(first)>;
-///     if constexpr (tr::is_segmented) {
-///         auto s = tr::segment(first);
-///         double* p = tr::local(first);          // first == tr::compose(s, p)
-///         double* e = tr::end(s);                // the rest of first's segment is [p, e)
-///     }
-template <class It>
-struct segmented_iterator_traits {
-    using is_segmented_iterator = std::false_type;
-    static constexpr bool is_segmented = false;
-};
-
-template <class V>
-struct segmented_iterator_traits<segmented_iterator<V>> {
-    using is_segmented_iterator = std::true_type;
-    static constexpr bool is_segmented = true;
-    using iterator = segmented_iterator<V>;
-    using segment_iterator = ccnuma::segment_iterator<V>;
-    using local_iterator = V*;
-
-    static segment_iterator segment(const iterator& it) noexcept;
-    static local_iterator local(const iterator& it) noexcept;
-    static local_iterator begin(const segment_iterator& s) noexcept { return s.begin(); }
-    static local_iterator end(const segment_iterator& s) noexcept { return s.end(); }
-    /// The flat iterator at `l` in segment `s` (the end of a segment is the start of the next).
-    static iterator compose(const segment_iterator& s, local_iterator l) noexcept;
-};
-
-template <class It>
-inline constexpr bool is_segmented_v = segmented_iterator_traits<It>::is_segmented;
-
-namespace detail {
-
-/// What the algorithms need beyond the traits: the layout behind an iterator and positions in
-/// it, to give each segment to its owner thread.
-struct segment_access {
-    template <class V>
-    static const segment_layout<std::remove_const_t<V>>& layout(const segmented_iterator<V>& it) noexcept {
-        return *it.layout_;
-    }
-    template <class V>
-    static std::size_t index(const segmented_iterator<V>& it) noexcept {
-        return it.index();
-    }
-    template <class V>
-    static segmented_iterator<V> at(const segment_layout<std::remove_const_t<V>>& l, std::size_t i) noexcept {
-        return segmented_iterator<V>::at(l, i);
-    }
-    template <class V>
-    static segmented_iterator<V> make(const segment_layout<std::remove_const_t<V>>* l, std::size_t s, V* p) noexcept {
-        return {l, s, p};
-    }
-    template <class V>
-    static ccnuma::segment_iterator<V> segment(const segmented_iterator<V>& it) noexcept {
-        return {it.layout_, it.seg_};
-    }
-    template <class V>
-    static const segment_layout<std::remove_const_t<V>>* layout(const ccnuma::segment_iterator<V>& s) noexcept {
-        return s.layout_;
-    }
-};
-
-}  // namespace detail
-
-template <class V>
-auto segmented_iterator_traits<segmented_iterator<V>>::segment(const iterator& it) noexcept -> segment_iterator {
-    return detail::segment_access::segment(it);
-}
-template <class V>
-auto segmented_iterator_traits<segmented_iterator<V>>::local(const iterator& it) noexcept -> local_iterator {
-    return it.operator->();
-}
-template <class V>
-auto segmented_iterator_traits<segmented_iterator<V>>::compose(const segment_iterator& s, local_iterator l) noexcept
-    -> iterator {
-    return detail::segment_access::make<V>(detail::segment_access::layout(s), s.index(), l);
-}
-
-/// A segmented view of contiguous elements split into the chunks of a static schedule: what
-/// ccnuma::segments(v) returns. It owns its layout (iterators point into it), so it must
-/// outlive its iterators; moving it keeps them valid.
-template <class V>
-class segmented_view {
-    using layout_type = detail::segment_layout<std::remove_const_t<V>>;
-
-public:
-    using iterator = segmented_iterator<V>;
-    using segment_iterator = ccnuma::segment_iterator<V>;
-    using local_iterator = V*;
-    using value_type = std::remove_const_t<V>;
-    using size_type = std::size_t;
-
-    segmented_view(V* data, std::size_t n, const ccnuma::schedule& s)
-        : layout_(std::make_unique<layout_type>(
-              detail::chunks_of(const_cast<std::remove_const_t<V>*>(data), n, s))) {}
-
-    iterator begin() const noexcept { return detail::segment_access::at<V>(*layout_, 0); }
-    iterator end() const noexcept { return detail::segment_access::at<V>(*layout_, layout_->n); }
-    segment_iterator segment_begin() const noexcept { return {layout_.get(), 0}; }
-    segment_iterator segment_end() const noexcept { return {layout_.get(), layout_->segments}; }
-    size_type size() const noexcept { return layout_->n; }
-    bool empty() const noexcept { return layout_->n == 0; }
-    size_type segment_count() const noexcept { return layout_->segments; }
-    /// The schedule over segments that gives segment s to its thread.
-    ccnuma::schedule schedule() const noexcept { return layout_->owners; }
-
-private:
-    std::unique_ptr<const layout_type> layout_;
-};
-
-/// A ccnuma::vector seen as segments: one per thread's chunk of its schedule(static) (or one
-/// per chunk of schedule(static, c)), so that algorithm.hpp runs each chunk on the thread that
-/// constructed it and placed its pages.
-///
-///     ccnuma::vector<double> v(n, 1.0);
-///     auto segs = ccnuma::segments(v);
-///     double s = ccnuma::par::reduce(segs.begin(), segs.end(), 0.0);
-template <class T, class P>
-segmented_view<T> segments(vector<T, P>& v) {
-    return {v.data(), v.size(), v.schedule()};
-}
-template <class T, class P>
-segmented_view<const T> segments(const vector<T, P>& v) {
-    return {v.data(), v.size(), v.schedule()};
-}
-/// Any contiguous elements, split as `s` would split them.
-template <class T, std::size_t E>
-segmented_view<T> segments(std::span<T, E> data, const ccnuma::schedule& s = {}) {
-    return {data.data(), data.size(), s};
-}
 
 namespace detail {
 
@@ -654,11 +283,7 @@ private:
         return l.begin(s) + (i - l.offset(s));
     }
     size_type check(size_type i) const {
-        if (i >= size())
-            throw std::out_of_range("ccnuma::seg_array::at: index " + std::to_string(i) + " is out of range for size " +
-                                    std::to_string(size()) +
-                                    (empty() ? std::string(" (the array is empty)")
-                                             : " (valid: 0.." + std::to_string(size() - 1) + ")"));
+        if (i >= size()) detail::throw_index_out_of_range("ccnuma::seg_array::at", i, size());
         return i;
     }
 
@@ -680,8 +305,8 @@ private:
         case segmentation::kind::count:
             count = segs.segments;
             if (count == 0)
-                throw std::invalid_argument("ccnuma::seg_array of " + std::to_string(n) +
-                                            " elements: 0 segments (expected at least 1)");
+                detail::throw_invalid_argument("ccnuma::seg_array of " + std::to_string(n) +
+                                               " elements: 0 segments (expected at least 1)");
             break;
         }
         // The team is fixed now, so that every later operation gives segment s the same thread.
@@ -691,19 +316,16 @@ private:
         policy_ = detail::with_schedule(placed, owners);
 
         auto l = std::make_unique<layout_type>();
-        l->n = n;
-        l->segments = count;
-        l->q = n / count;
-        l->r = n % count;
+        l->split(n, count, 0);
         l->owners = owners;
         const size_type unit = unit_bytes(pad, n, count);
         const size_type largest = l->q + (l->r != 0 ? 1 : 0);
         if (largest > std::numeric_limits<size_type>::max() / sizeof(T) ||
             largest * sizeof(T) > std::numeric_limits<size_type>::max() - (unit - 1) ||
             detail::round_up(largest * sizeof(T), unit) > std::numeric_limits<size_type>::max() / count - unit)
-            throw std::length_error("ccnuma::seg_array: " + std::to_string(n) + " elements of " +
-                                    std::to_string(sizeof(T)) + " bytes in " + std::to_string(count) +
-                                    " padded segments exceed the address space");
+            detail::throw_length_error("ccnuma::seg_array: " + std::to_string(n) + " elements of " +
+                                       std::to_string(sizeof(T)) + " bytes in " + std::to_string(count) +
+                                       " padded segments exceed the address space");
         l->stride = detail::round_up(largest * sizeof(T), unit);
         // The base is aligned to the padding unit where allocate() can do it (powers of two up
         // to a page; blocks of a page or more start on a page, or 2 MiB for huge pages).
@@ -723,7 +345,10 @@ private:
             break;
         case padding::kind::page:
         case padding::kind::huge_page: {
-            unit = page_kind(policy_) == pages::huge ? std::size_t{2} << 20 : support().page_size;
+            // The huge-page size is the kernel's (sysfs, through support()). Without THP it is
+            // 0: no huge page can back the block, and a page of the base size is the unit.
+            const size_type huge = support().huge_page_size;
+            unit = page_kind(policy_) == pages::huge && huge != 0 ? huge : support().page_size;
             break;
         }
         case padding::kind::bytes: {

@@ -18,6 +18,8 @@
 /// /proc/cpuinfo use); cores, packages and caches by their hwloc logical index (topology order)
 /// on the whole machine, so a core keeps its number whatever the affinity mask hides.
 
+#include <ccnuma/list.hpp>
+
 #include <cstddef>
 #include <cstdint>
 #include <span>
@@ -191,12 +193,5 @@ private:
     std::size_t total_pus_ = 0;
     std::size_t total_nodes_ = 0;
 };
-
-/// Formats OS indices in the list syntax of taskset/numactl: {0,1,2,3,8} -> "0-3,8".
-std::string format_list(std::span<const unsigned> indices);
-
-/// Parses the list syntax ("0-3,8", "all" is not accepted). Throws ccnuma::error
-/// (errc::invalid_argument) naming `what` (e.g. "CCNUMA_CPUSET") on malformed input.
-std::vector<unsigned> parse_list(std::string_view text, std::string_view what);
 
 }  // namespace ccnuma

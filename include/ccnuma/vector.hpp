@@ -26,6 +26,7 @@
 #include <ccnuma/detail/expression.hpp>
 #include <ccnuma/detail/parallel.hpp>
 #include <ccnuma/detail/streaming.hpp>
+#include <ccnuma/detail/throw_error.hpp>
 #include <ccnuma/padded.hpp>
 #include <ccnuma/pages.hpp>
 #include <ccnuma/placement.hpp>
@@ -130,9 +131,9 @@ template <class T, class Node>
 void assign_node(T* dst, std::size_t n, const Node& e, const ccnuma::schedule& s, const char* what,
                  ccnuma::stores mode = ccnuma::stores::automatic) {
     if (!Node::is_scalar && e.size() != n)
-        throw std::length_error(std::string("ccnuma: ") + what + ": the expression has " + std::to_string(e.size()) +
-                                " elements and the destination " + std::to_string(n) +
-                                " (elementwise assignment needs equal sizes; resize() first)");
+        throw_length_error(std::string("ccnuma: ") + what + ": the expression has " + std::to_string(e.size()) +
+                           " elements and the destination " + std::to_string(n) +
+                           " (elementwise assignment needs equal sizes; resize() first)");
     bool shifted = false, aliases = false;
     const auto d0 = reinterpret_cast<std::uintptr_t>(dst), d1 = reinterpret_cast<std::uintptr_t>(dst + n);
     e.for_each_leaf([&](const void* b, const void* end) {
@@ -167,7 +168,7 @@ typename Node::value_type fold_node(const Node& e, Fold fold, const char* what, 
     const std::size_t n = e.size();
     if (n == 0) {
         if (empty_ok) return V{};
-        throw std::length_error(std::string("ccnuma: ") + what + " of an empty range (it needs at least one element)");
+        throw_length_error(std::string("ccnuma: ") + what + " of an empty range (it needs at least one element)");
     }
     const ccnuma::schedule s = e.placed_by() ? *e.placed_by() : ccnuma::schedule{};
     const int requested = team_threads(s, what);
@@ -482,18 +483,14 @@ public:
 private:
     static constexpr std::size_t alignment() noexcept { return alignof(T) > data_alignment ? alignof(T) : data_alignment; }
     size_type check(size_type i) const {
-        if (i >= size_)
-            throw std::out_of_range("ccnuma::vector::at: index " + std::to_string(i) + " is out of range for size " +
-                                    std::to_string(size_) +
-                                    (size_ == 0 ? std::string(" (the vector is empty)")
-                                                : " (valid: 0.." + std::to_string(size_ - 1) + ")"));
+        if (i >= size_) detail::throw_index_out_of_range("ccnuma::vector::at", i, size_);
         return i;
     }
     T* place(size_type n) const {
         if (n == 0) return nullptr;
         if (n > max_size())
-            throw std::length_error("ccnuma::vector: " + std::to_string(n) + " elements of " + std::to_string(sizeof(T)) +
-                                    " bytes exceed max_size() " + std::to_string(max_size()));
+            detail::throw_length_error("ccnuma::vector: " + std::to_string(n) + " elements of " + std::to_string(sizeof(T)) +
+                                       " bytes exceed max_size() " + std::to_string(max_size()));
         return static_cast<T*>(ccnuma::allocate(n * sizeof(T), policy_, sizeof(T), alignment()));
     }
     void release(T* p, size_type n) noexcept {

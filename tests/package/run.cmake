@@ -13,6 +13,18 @@ endfunction()
 
 run(${CMAKE_COMMAND} --install ${BUILD_DIR} --prefix ${prefix})
 
+# Only what users include is installed: the internals of include/private (JSON and byte
+# formatting, test hooks) are not, nor is anything beside include/ccnuma.
+foreach(internal detail/json.hpp detail/format.hpp detail/binding_stats.hpp)
+  if(EXISTS ${prefix}/include/ccnuma/${internal})
+    message(FATAL_ERROR "the internal header ccnuma/${internal} was installed")
+  endif()
+endforeach()
+file(GLOB installed_include_dirs LIST_DIRECTORIES true RELATIVE ${prefix}/include ${prefix}/include/*)
+if(NOT installed_include_dirs STREQUAL "ccnuma")
+  message(FATAL_ERROR "include/ holds more than ccnuma/: ${installed_include_dirs}")
+endif()
+
 # find_package
 run(${CMAKE_COMMAND} -S ${SOURCE_DIR}/tests/package -B ${WORK_DIR}/consumer
     -DCMAKE_PREFIX_PATH=${prefix} -DCMAKE_CXX_COMPILER=${CXX_COMPILER})

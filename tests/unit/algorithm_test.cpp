@@ -6,7 +6,6 @@
 
 #include <ccnuma/algorithm.hpp>
 #include <ccnuma/seg_array.hpp>
-#include <ccnuma/vector.hpp>
 
 #include "../support/quiet_diagnostics.hpp"
 #include "../support/static_owners.hpp"
@@ -297,25 +296,6 @@ TEST(AlgorithmsOnPlainIterators, AreTheStdAlgorithms) {
     ccnuma::par::for_each(v.begin(), v.end(), [](int& x) { ++x; });
     EXPECT_EQ(ccnuma::par::copy(v.begin(), v.end(), out.begin()), out.begin() + 8);
     EXPECT_EQ(std::count(out.begin(), out.end(), 1), 8);
-}
-
-// ---- ccnuma::vector through ccnuma::segments(v) ----------------------------------------
-
-TEST(AlgorithmsOnVectorSegments, MatchStdOnTheVector) {
-    for (std::size_t chunk : {std::size_t{0}, std::size_t{100}}) {
-        SCOPED_TRACE("chunk " + std::to_string(chunk));
-        const std::size_t n = 100003;
-        ccnuma::vector<long long> v(n, value_at, ccnuma::first_touch{}.threads(3).chunk(chunk));
-        ccnuma::vector<long long> w(n, small_at, ccnuma::first_touch{}.threads(3).chunk(chunk));
-        auto sv = ccnuma::segments(v);
-        const auto sw = ccnuma::segments(std::as_const(w));
-        EXPECT_EQ(ccnuma::par::reduce(sv.begin(), sv.end()), std::reduce(v.begin(), v.end()));
-        EXPECT_EQ(ccnuma::par::inner_product(sv.begin(), sv.end(), sw.begin(), 0LL),
-                  std::inner_product(v.begin(), v.end(), w.begin(), 0LL));
-        EXPECT_EQ(ccnuma::par::min_element(sv.begin(), sv.end()) - sv.begin(), std::min_element(v.begin(), v.end()) - v.begin());
-        ccnuma::par::transform(sw.begin(), sw.end(), sv.begin(), [](long long x) { return x * x; });
-        for (std::size_t i = 0; i < n; ++i) ASSERT_EQ(v[i], small_at(i) * small_at(i));
-    }
 }
 
 // ---- par:: runs segment s on the thread that owns it --------------------------------------

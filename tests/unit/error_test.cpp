@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 
 #include <cerrno>
+#include <new>
+#include <stdexcept>
 #include <string>
 
 namespace {
@@ -30,6 +32,27 @@ TEST(Error, SystemErrorsCarryStrerror) {
         return;
     }
     FAIL();
+}
+
+// Issue 16: the containers' std:: exceptions come from out-of-line helpers with one format,
+// "<qualified operation>: <reason>".
+TEST(Error, ContainerHelpersThrowWhatStdVectorWould) {
+    try {
+        ccnuma::detail::throw_index_out_of_range("ccnuma::vector::at", 5, 5);
+        FAIL() << "no exception";
+    } catch (const std::out_of_range& e) {
+        EXPECT_STREQ(e.what(), "ccnuma::vector::at: index 5 is out of range for size 5 (valid: 0..4)");
+    }
+    try {
+        ccnuma::detail::throw_index_out_of_range("ccnuma::seg_array::at", 0, 0);
+        FAIL() << "no exception";
+    } catch (const std::out_of_range& e) {
+        EXPECT_STREQ(e.what(), "ccnuma::seg_array::at: index 0 is out of range for size 0 (it is empty)");
+    }
+    EXPECT_THROW(ccnuma::detail::throw_length_error("ccnuma::vector: too long"), std::length_error);
+    EXPECT_THROW(ccnuma::detail::throw_out_of_range("ccnuma: per_thread::local()"), std::out_of_range);
+    EXPECT_THROW(ccnuma::detail::throw_invalid_argument("ccnuma::seg_array: 0 segments"), std::invalid_argument);
+    EXPECT_THROW(ccnuma::detail::throw_bad_array_new_length(), std::bad_array_new_length);
 }
 
 TEST(Error, CopiesShareTheMessage) {

@@ -1,12 +1,11 @@
 // ccnuma::seg_array on the host: the segment layout (sizes, padding, alignment, no shared pages),
 // the thread that builds and destroys each segment, flat-iterator arithmetic across segment
-// boundaries, std::sort, the segmented iterator traits, ccnuma::segments(v) of a vector, copy
+// boundaries, std::sort, the segmented iterator traits, copy
 // and move, and exception safety with types that throw (run under ASan/UBSan too). Pages on
 // the owners' nodes are checked in tests/vm/seg_array_vm_test.cpp.
 
 #include <ccnuma/error.hpp>
 #include <ccnuma/seg_array.hpp>
-#include <ccnuma/vector.hpp>
 
 #include "../support/fragile.hpp"
 #include "../support/quiet_diagnostics.hpp"
@@ -415,46 +414,6 @@ TEST(SegArray, EachSegmentIsBuiltAndDestroyedByItsOwnerThread) {
                 for (std::size_t i = 0; i < n; ++i) wrong += destroyed_by[i] != owner[segment_of(i, n, segments)];
                 EXPECT_EQ(wrong, 0u) << "destroyed by another thread";
             }
-}
-
-// ---- ccnuma::segments(v) -----------------------------------------------------------------
-
-TEST(SegmentsOfVector, OneSegmentPerThreadsStaticChunk) {
-    const std::size_t n = 100003;
-    ccnuma::vector<long> v(n, value_at, ccnuma::first_touch{}.threads(3));
-    auto view = ccnuma::segments(v);
-    EXPECT_EQ(view.segment_count(), 3u);
-    EXPECT_EQ(view.size(), n);
-    EXPECT_TRUE(std::ranges::equal(view, v));
-    std::size_t next = 0;
-    for (auto s = view.segment_begin(); s != view.segment_end(); ++s) {
-        EXPECT_EQ(s.begin(), v.data() + next) << "the chunks of a contiguous array";
-        EXPECT_EQ(s.size(), n / 3 + (s.index() < n % 3 ? 1 : 0));
-        next += s.size();
-    }
-    EXPECT_EQ(view.schedule(), (ccnuma::schedule{0, 3}));
-    std::sort(view.begin(), view.end());
-    EXPECT_TRUE(std::is_sorted(v.begin(), v.end()));
-
-    // schedule(static, c): a segment per chunk, dealt round-robin.
-    const ccnuma::vector<long> chunked(1000, value_at, ccnuma::first_touch{}.threads(2).chunk(64));
-    const auto cv = ccnuma::segments(chunked);
-    EXPECT_EQ(cv.segment_count(), 16u);
-    EXPECT_EQ((*(cv.segment_end() - 1)).size(), 1000u - 15 * 64);
-    EXPECT_EQ(cv.schedule(), (ccnuma::schedule{1, 2}));
-    EXPECT_TRUE(std::ranges::equal(cv, chunked));
-    static_assert(std::is_same_v<decltype(cv.begin()), ccnuma::segmented_iterator<const long>>);
-
-    // Moving the view keeps its iterators.
-    auto it = view.begin() + 5;
-    auto moved = std::move(view);
-    EXPECT_EQ(*it, v[5]);
-    EXPECT_EQ(moved.end() - it, static_cast<std::ptrdiff_t>(n - 5));
-
-    std::vector<long> plain(10, 1);
-    auto sv = ccnuma::segments(std::span<long>(plain), ccnuma::schedule{0, 4});
-    EXPECT_EQ(sv.segment_count(), 4u);
-    EXPECT_EQ(std::accumulate(sv.begin(), sv.end(), 0L), 10);
 }
 
 // ---- exception safety: the Nth construction throws ---------------------------------------

@@ -28,14 +28,15 @@
 
 namespace {
 
+// %s: the strategies, from the library's one list.
 constexpr const char* usage =
     "usage: ccnuma-run [--bind SPEC] [--oversubscribe] [--physcpubind CPUS | --cpunodebind NODES]\n"
     "                  [--interleave NODES | --weighted-interleave NODES | --membind NODES |\n"
     "                   --preferred NODE | --preferred-many NODES | --localalloc]\n"
     "                  [--print-plan [--json]] [--verify] [--quiet] [--] [command [args...]]\n"
     "       ccnuma-run --show [--json] | --help | --version\n"
-    "  SPEC is N,strategy[,N,strategy]... with strategies compact, scatter, subcompact,\n"
-    "  subscatter (default: $CCNUMA_BIND, else $OMP_NESTING_TEAM_SIZE).\n"
+    "  SPEC is N,strategy[,N,strategy]... with strategies %s\n"
+    "  (default: $CCNUMA_BIND, else $OMP_NESTING_TEAM_SIZE).\n"
     "  NODES is a node set as numactl takes it: all, 0-2,4, +0-1 (relative to the allowed\n"
     "  nodes), !3 (every allowed node but 3). CPUS is a CPU list in the same syntax.\n"
     "  -b, --bind SPEC            the binding spec (once)\n"
@@ -220,7 +221,7 @@ options parse(int argc, char** argv) {
             case opt_verify: o.verify = true; break;
             case opt_input: o.input = value; break;
             case 'q': o.quiet = true; break;
-            case 'h': std::fputs(usage, stdout); std::exit(0);
+            case 'h': std::printf(usage, ccnuma::strategy_names().c_str()); std::exit(0);
             case 'V': std::printf("ccnuma-run (ccnuma) %s\n", ccnuma::library_version()); std::exit(0);
             default: throw usage_error{"unknown option (see ccnuma-run --help)"};
         }
@@ -382,7 +383,7 @@ int self_check() {
 void export_binding(const options& o, const ccnuma::binding_spec& spec, const ccnuma::topology& topo,
                     const ccnuma::omp_realization& omp) {
     for (const auto& v : omp.variables) setenv(v.name.c_str(), v.value.c_str(), 1);
-    if (omp.variables.size() == 2) {  // oversubscribed: places not expressible
+    if (!omp.uses_places) {  // oversubscribed: the runtime's places would bind wrongly
         unsetenv("OMP_PLACES");
         unsetenv("OMP_PROC_BIND");
     }

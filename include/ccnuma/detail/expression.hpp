@@ -4,6 +4,7 @@
 // binary<plus, leaf, binary<multiplies, leaf, leaf>> and evaluates node[i] in one parallel
 // loop, which the compiler inlines into the same code as the hand-written triad.
 
+#include <ccnuma/detail/throw_error.hpp>
 #include <ccnuma/placement.hpp>
 
 #include <cmath>
@@ -74,9 +75,9 @@ std::size_t common_size(const L& l, const R& r, const char* op) {
     else if constexpr (R::is_scalar) return l.size();
     else {
         if (l.size() != r.size())
-            throw std::length_error(std::string("ccnuma::vector expression: operands of ") + op +
-                                    " have different sizes, " + std::to_string(l.size()) + " and " +
-                                    std::to_string(r.size()) + " (elementwise operations need equal sizes)");
+            throw_length_error(std::string("ccnuma::vector expression: operands of ") + op + " have different sizes, " +
+                               std::to_string(l.size()) + " and " + std::to_string(r.size()) +
+                               " (elementwise operations need equal sizes)");
         return l.size();
     }
 }
