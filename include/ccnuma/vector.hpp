@@ -110,12 +110,11 @@ bool stream_write(T* dst, std::size_t n, const ccnuma::schedule& s, ccnuma::stor
     if constexpr (streamable<T>) {
         if (n == 0 || mode == ccnuma::stores::regular || !ccnuma::streams(mode, n * sizeof(T), aliases, true))
             return false;
-#pragma omp parallel num_threads(team_threads(s))
-        {
+        in_team(s, "a streaming write", [&] {
             const auto t = static_cast<unsigned>(omp_get_thread_num());
             const auto threads = static_cast<unsigned>(omp_get_num_threads());
             static_ranges(n, s.chunk, t, threads, [&](std::size_t lo, std::size_t hi) { stream_range(dst, lo, hi, at); });
-        }
+        });
         return true;
     } else {
         (void)dst, (void)n, (void)s, (void)mode, (void)aliases, (void)at;

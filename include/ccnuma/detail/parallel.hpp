@@ -53,6 +53,23 @@ inline int team_threads(const ccnuma::schedule& s, std::string_view operation = 
     return team_size(s, operation);
 }
 
+/// Runs region() once in every thread of a new team for schedule `s`: the one place that opens
+/// the library's teams. With s.threads == 0 it is a plain `#pragma omp parallel`, the runtime's
+/// own default team, as a hand-written `#pragma omp parallel for` has: no team-size query and
+/// no check on the hot path of an expression assignment. An explicit size is checked by
+/// team_size() first, which names `operation` if it is too large.
+template <class Region>
+void in_team(const ccnuma::schedule& s, std::string_view operation, Region&& region) {
+    if (s.threads == 0) {
+#pragma omp parallel
+        region();
+    } else {
+        const int threads = team_size(s, operation);
+#pragma omp parallel num_threads(threads)
+        region();
+    }
+}
+
 /// body(i) for i in [0, n), as a worksharing loop of the enclosing parallel region, with its
 /// closing barrier unless Wait is false. Two static loops with the same n and chunk in one
 /// region give each thread the same iterations (OpenMP 5.2, 11.5.3), which the exception
@@ -87,19 +104,19 @@ template <class Body>
 void parallel_for(std::size_t n, const ccnuma::schedule& s, Body&& body) {
     if (n == 0) return;
     if constexpr (noexcept(body(std::size_t{}))) {
-#pragma omp parallel num_threads(team_threads(s))
-        for_static<false>(n, s.chunk, body);
+        in_team(s, "a parallel loop", [&] { for_static<false>(n, s.chunk, body); });
     } else {
         std::atomic<bool> failed{false};
         std::exception_ptr error;
-#pragma omp parallel num_threads(team_threads(s))
-        for_static<false>(n, s.chunk, [&](std::size_t i) {
-            if (failed.load(std::memory_order_relaxed)) return;
-            try {
-                body(i);
-            } catch (...) {
-                if (!failed.exchange(true)) error = std::current_exception();
-            }
+        in_team(s, "a parallel loop", [&] {
+            for_static<false>(n, s.chunk, [&](std::size_t i) {
+                if (failed.load(std::memory_order_relaxed)) return;
+                try {
+                    body(i);
+                } catch (...) {
+                    if (!failed.exchange(true)) error = std::current_exception();
+                }
+            });
         });
         if (error) std::rethrow_exception(error);
     }
