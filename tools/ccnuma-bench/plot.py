@@ -38,7 +38,8 @@ def read_json(path):
         p = points.setdefault((kernel, variant, n, threads), {"unit": unit})
         p[b["aggregate_name"]] = float(b[unit])
     ctx = doc.get("context", {})
-    caption = ", ".join(str(ctx[k]) for k in ("cpu", "topology", "compiler", "binding", "ccnuma") if k in ctx)
+    caption = "; ".join("%s: %s" % (k, ctx[k]) for k in ("cpu", "topology", "binding", "environment", "compiler", "flags", "ccnuma")
+                        if k in ctx)
     return points, caption
 
 

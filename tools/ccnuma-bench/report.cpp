@@ -186,13 +186,13 @@ void report::add(result r) {
     const bool bw = !r.gbs_wa.empty();
     const std::string header = r.kernel + "|" + r.unit;
     if (header != last_header_) {
-        std::printf("\n%-14s %-36s %11s %4s  %-30s", "kernel", "variant", "N", "thr", (r.unit + " median [min, max]").c_str());
+        std::printf("\n%-15s %-36s %11s %4s  %-30s", "kernel", "variant", "N", "thr", (r.unit + " median [min, max]").c_str());
         if (bw) std::printf(" %9s %10s", "GB/s+WA", "MFlop/s");
         std::printf("  %s\n", "notes");
         last_header_ = header;
     }
     std::string range = fmt(v.median) + " [" + fmt(v.min) + ", " + fmt(v.max) + "]";
-    std::printf("%-14s %-36s %11zu %4u  %-30s", r.kernel.c_str(), r.variant.c_str(), r.n, r.threads, range.c_str());
+    std::printf("%-15s %-36s %11zu %4u  %-30s", r.kernel.c_str(), r.variant.c_str(), r.n, r.threads, range.c_str());
     if (bw) std::printf(" %9s %10s", fmt(summarize(r.gbs_wa).median).c_str(), fmt(summarize(r.mflops).median).c_str());
     std::string extra;
     for (const auto& [k, x] : r.counters)
