@@ -72,6 +72,7 @@ std::string thr(unsigned t) { return std::to_string(t) + (t == 1 ? " thread" : "
 
 int triad_only(const options& o) {
     const std::size_t n = o.sizes.empty() ? 1000000 : o.sizes.front();
+    need_memory("triad", 4, n);
     if (o.only == "raw") {
         raw_arrays r(n);
         triad_raw(r.a.get(), r.b.get(), r.c.get(), r.d.get(), n, o.sweeps);
@@ -92,6 +93,7 @@ void triad(const options& o, report& out) {
     for (unsigned t : team_sizes(o)) {
         use_threads(t);
         for (std::size_t n : sizes_or(o, {1000, 100000, 10000000})) {
+            need_memory("triad", 8, n);
             out.progress("triad: n = " + std::to_string(n) + ", " + thr(t));
             raw_arrays r(n);
             vec_arrays e(n, policy);
@@ -175,6 +177,7 @@ void stream(const options& o, report& out) {
     for (unsigned t : team_sizes(o)) {
         use_threads(t);
         for (std::size_t n : sizes_or(o, {10000000})) {
+            need_memory("stream", 8, n);
             out.progress("stream: n = " + std::to_string(n) + ", " + thr(t));
             raw_arrays r(n);  // its b and c are STREAM's inputs a and b (values 1 and 2)
             cvec a(n, [](std::size_t i) { return value(i, 1); }, policy), b(n, [](std::size_t i) { return value(i, 2); }, policy),
@@ -272,6 +275,7 @@ void sum(const options& o, report& out) {
     for (unsigned t : team_sizes(o)) {
         use_threads(t);
         for (std::size_t n : sizes_or(o, {1000, 100000, 10000000})) {
+            need_memory("sum", 6, n);
             out.progress("sum: n = " + std::to_string(n) + ", " + thr(t));
             raw_arrays r(n);
             cvec vb(n, [](std::size_t i) { return value(i, 1); }, policy);

@@ -7,6 +7,7 @@
 #include <sched.h>
 
 #include <cmath>
+#include <fstream>
 #include <stdexcept>
 
 namespace bench {
@@ -29,6 +30,23 @@ void use_threads(unsigned threads) {
 
 std::vector<std::size_t> sizes_or(const options& o, std::vector<std::size_t> fallback) {
     return o.sizes.empty() ? fallback : o.sizes;
+}
+
+void need_memory(const std::string& kernel, double arrays, std::size_t elements) {
+    std::ifstream f("/proc/meminfo");
+    std::string key;
+    double kib = 0;
+    while (f >> key >> kib)
+        if (key == "MemAvailable:") break;
+        else f.ignore(256, '\n');
+    const double need = arrays * static_cast<double>(elements) * sizeof(double);
+    if (kib > 0 && need > kib * 1024)
+    {
+        char buf[200];
+        std::snprintf(buf, sizeof buf, ": N = %zu needs %.1f GB, more than the %.1f GB available (lower --n)", elements,
+                      need / 1e9, kib * 1024 / 1e9);
+        throw std::runtime_error(kernel + buf);
+    }
 }
 
 void wrong(const std::string& what) { throw std::runtime_error("wrong result: " + what); }

@@ -31,6 +31,10 @@ int triad_only(const options& o);
 std::vector<unsigned> team_sizes(const options& o);
 /// Sets the team of the next parallel regions (omp_set_num_threads).
 void use_threads(unsigned threads);
+/// Throws std::runtime_error naming the kernel when `arrays` arrays of `elements` doubles do
+/// not fit in the memory the kernel reports available (MemAvailable): one line instead of the
+/// OOM killer, whatever the overcommit mode.
+void need_memory(const std::string& kernel, double arrays, std::size_t elements);
 /// --n, else `fallback`.
 std::vector<std::size_t> sizes_or(const options& o, std::vector<std::size_t> fallback);
 

@@ -16,6 +16,7 @@
 #include <cstdio>
 #include <cstring>
 #include <map>
+#include <new>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -95,6 +96,9 @@ int main(int argc, char** argv) try {
     kernels.at(o.kernel)(o, out);
     out.finish();
     return 0;
+} catch (const std::bad_alloc&) {
+    std::fputs("ccnuma-bench: not enough memory for the arrays of this run (lower --n)\n", stderr);
+    return 1;
 } catch (const std::exception& e) {
     return tools::fail("ccnuma-bench", e);
 }

@@ -76,6 +76,7 @@ void false_sharing(const options& o, report& out) {
     for (unsigned t : team_sizes(o)) {
         use_threads(t);
         for (std::size_t n : sizes_or(o, {100000})) {
+            need_memory("false-sharing", 3, n);
             out.progress("false-sharing: n = " + std::to_string(n) + ", " + std::to_string(t) + " threads");
             std::unique_ptr<double[]> a1(new double[n]), a2(new double[n]), x(new double[n]);
             std::vector<double> shared(t + 8);
@@ -247,6 +248,7 @@ void nested_stream(const options& o, report& out) {
         const auto plan = ccnuma::make_plan(
             topo, ccnuma::binding_spec::parse(std::to_string(outer) + ",scatter," + std::to_string(inner) + ",subcompact"), po);
         for (std::size_t n : sizes_or(o, {2000000})) {
+            need_memory("nested-stream", 3.0 * outer, n);
             out.progress("nested-stream: " + shape + ", n = " + std::to_string(n) + " per team");
             // One set of arrays per inner team, first touched by that team inside the nested
             // region (with the binding of the variant that runs first: each variant re-binds).

@@ -253,6 +253,7 @@ void placement(const options& o, report& out) {
     for (unsigned t : team_sizes(o)) {
         use_threads(t);
         for (std::size_t n : sizes_or(o, {10000000})) {
+            need_memory("placement", 36, n);
             out.progress("placement: n = " + std::to_string(n) + ", " + std::to_string(t) + " threads, 9 variants");
             std::vector<std::unique_ptr<placed>> arrays;
             for (int k = 0; k < variant_count; ++k) arrays.push_back(make(k, n, pages));
@@ -302,6 +303,7 @@ void zero_page(const options& o, report& out) {
     for (unsigned t : team_sizes(o)) {
         use_threads(t);
         for (std::size_t n : sizes_or(o, {10000000})) {
+            need_memory("zero-page", 8, n);
             out.progress("zero-page: n = " + std::to_string(n) + ", " + std::to_string(t) + " threads");
             struct freer {
                 void operator()(double* p) const { std::free(p); }

@@ -10,6 +10,7 @@
 #include <omp.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdio>
 #include <ctime>
 #include <fstream>
@@ -178,7 +179,9 @@ void report::note(const std::string& line) {
 }
 
 void report::progress(const std::string& line) const {
-    if (!o_.quiet) std::fprintf(stderr, "ccnuma-bench: %s\n", line.c_str());
+    // Only on long runs: a short one, or one stopped by bad input at once, stays quiet.
+    const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+    if (!o_.quiet && elapsed > 1.0) std::fprintf(stderr, "ccnuma-bench: %s\n", line.c_str());
 }
 
 void report::add(result r) {

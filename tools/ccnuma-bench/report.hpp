@@ -5,6 +5,7 @@
 #include "harness.hpp"
 #include "options.hpp"
 
+#include <chrono>
 #include <cstddef>
 #include <map>
 #include <string>
@@ -44,7 +45,8 @@ public:
     void add(result r);
     /// A note printed with the table (and kept in the JSON context as "notes").
     void note(const std::string& line);
-    /// Progress on stderr (unless --quiet), e.g. "triad: n = 1000000, 2 threads".
+    /// Progress on stderr once the run has taken more than a second (never with --quiet), e.g.
+    /// "triad: n = 1000000, 2 threads".
     void progress(const std::string& line) const;
     const std::vector<result>& results() const { return results_; }
     /// Writes --json and --csv. Throws std::runtime_error if a file cannot be written.
@@ -55,6 +57,7 @@ private:
     std::vector<result> results_;
     std::vector<std::string> notes_;
     std::string last_header_;
+    std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
 };
 
 }  // namespace bench

@@ -13,6 +13,7 @@
 #include <cstring>
 #include <memory>
 #include <new>
+#include <stdexcept>
 #include <string>
 
 namespace bench {
@@ -119,6 +120,8 @@ void dmvm(const options& o, report& out) {
     for (unsigned t : team_sizes(o)) {
         use_threads(t);
         for (std::size_t n : sizes_or(o, {2000})) {
+            if (n > 3000000) throw std::invalid_argument("dmvm: --n is the matrix side; " + std::to_string(n) + " is too large");
+            need_memory("dmvm", static_cast<double>(loops.size() * huge.size()), n * n);
             out.progress("dmvm: " + std::to_string(n) + " x " + std::to_string(n) + ", " + std::to_string(t) + " threads");
             struct setup {
                 std::string name;
@@ -207,6 +210,8 @@ void jacobi(const options& o, report& out) {
         use_threads(t);
         for (std::size_t n : sizes_or(o, {2000})) {
             if (n < 3) throw std::invalid_argument("jacobi needs --n of at least 3 (the grid's side)");
+            if (n > 3000000) throw std::invalid_argument("jacobi: --n is the grid side; " + std::to_string(n) + " is too large");
+            need_memory("jacobi", 6, n * n);
             out.progress("jacobi: " + std::to_string(n) + " x " + std::to_string(n) + ", " + std::to_string(t) + " threads");
             const std::size_t cells = n * n;
             // Serial init: std::vector's value-init and a serial loop put every page on the
