@@ -246,7 +246,7 @@ void nested_stream(const options& o, report& out) {
         ccnuma::plan_options po;
         po.oversubscribe = true;
         const auto plan = ccnuma::make_plan(
-            topo, ccnuma::binding_spec::parse(std::to_string(outer) + ",scatter," + std::to_string(inner) + ",subcompact"), po);
+            topo, ccnuma::binding_spec::parse(std::to_string(outer) + ",scatter," + std::to_string(inner) + ",subscatter"), po);
         for (std::size_t n : sizes_or(o, {2000000})) {
             need_memory("nested-stream", 3.0 * outer, n);
             out.progress("nested-stream: " + shape + ", n = " + std::to_string(n) + " per team");
@@ -283,7 +283,7 @@ void nested_stream(const options& o, report& out) {
             };
             run(true, 0, true);
             std::vector<variant> v{timed("unbound", [&](std::size_t k) { run(false, k, false); }),
-                                   timed("bound " + std::to_string(outer) + ",scatter," + std::to_string(inner) + ",subcompact",
+                                   timed("bound " + std::to_string(outer) + ",scatter," + std::to_string(inner) + ",subscatter",
                                          [&](std::size_t k) { run(true, k, false); })};
             const auto m = measure(v, o.reps, o.min_time);
             for (int k = 0; k < outer; ++k)
