@@ -2,7 +2,7 @@
 # Quick start, first command: installs what is needed, builds the tools, and runs the main job:
 # `ccnuma-bench placement` (the triad and the sum under nine ways of placing the arrays) on this
 # machine, the same kernel inside an emulated 2-node machine (ccnuma-vm) to see where the pages
-# went, one table of both, and a plot. About 3 minutes on a 2-core machine.
+# went, one table of both, and a plot. 4 minutes on the 2-core development machine, build included.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/deps.sh

@@ -165,7 +165,6 @@ std::optional<options> parse(int argc, char** argv) {
         {"quiet", no_argument, nullptr, 'q'},           {"help", no_argument, nullptr, 'h'},
         {nullptr, 0, nullptr, 0}};
     options o;
-    bool sizes_given = false;
     opterr = 0;
     optind = 1;
     std::string error;
@@ -183,7 +182,7 @@ std::optional<options> parse(int argc, char** argv) {
         const std::string opt = prev < argc ? argv[prev] : "";
         if ((c != '?' && c != ':') && optarg && arg.empty()) bad(opt + " needs a non-empty value");
         switch (c) {
-            case 'n': o.sizes = parse_sizes(arg); sizes_given = true; break;
+            case 'n': o.sizes = parse_sizes(arg); break;
             case 't': {
                 for (unsigned t : ccnuma::parse_list(arg, "--threads"))
                     if (t == 0) bad("--threads: 0 threads in \"" + arg + "\"");
@@ -241,7 +240,6 @@ std::optional<options> parse(int argc, char** argv) {
     if (!o.variant.empty() && o.kernel != "dmvm") bad("--variant is for the dmvm kernel");
     if (!o.teams.empty() && o.kernel != "nested-stream") bad("--teams is for the nested-stream kernel");
     if (!o.bind.empty() && !o.threads.empty()) bad("--bind and --threads both set the team size: give one of them");
-    (void)sizes_given;
     return o;
 }
 
