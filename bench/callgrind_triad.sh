@@ -3,9 +3,9 @@
 # where timings are not. Counts only inside triad_raw / triad_expr (and what they call), on one
 # thread, so that the runtime's spinning workers are not counted.
 #
-#   bench/callgrind_triad.sh BUILD_DIR/bench/vector_triad [N] [SWEEPS]
+#   bench/callgrind_triad.sh BUILD_DIR/tools/ccnuma-bench [N] [SWEEPS]
 set -eu
-bin=${1:?usage: callgrind_triad.sh path/to/vector_triad [N] [SWEEPS]}
+bin=${1:?usage: callgrind_triad.sh path/to/ccnuma-bench [N] [SWEEPS]}
 n=${2:-1000000}
 sweeps=${3:-10}
 command -v valgrind >/dev/null || { echo "callgrind_triad.sh: valgrind is not installed (apt-get install valgrind)" >&2; exit 1; }
@@ -15,7 +15,7 @@ for v in raw expr; do
     # The pattern ends in ')' so that the outlined region "triad_raw(...) [clone ._omp_fn.0]"
     # does not match: toggle-collect flips at every matching function.
     OMP_NUM_THREADS=1 valgrind --tool=callgrind --callgrind-out-file="$out/$v" --collect-atstart=no \
-        --toggle-collect="*triad_$v(*)" "$bin" --only "$v" --n "$n" --sweeps "$sweeps" >/dev/null 2>"$out/$v.log" ||
+        --toggle-collect="*triad_$v(*)" "$bin" triad --only "$v" --n "$n" --sweeps "$sweeps" >/dev/null 2>"$out/$v.log" ||
         { cat "$out/$v.log" >&2; exit 1; }
     sed -n 's/.*Collected : \([0-9]*\).*/\1/p' "$out/$v.log" > "$out/$v.ir"
 done

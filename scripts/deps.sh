@@ -6,8 +6,9 @@ set -euo pipefail
 # first run too; here it is installed with the rest, once).
 # nlohmann-json3-dev: the tools' JSON; libclang-rt-14-dev: libFuzzer for the fuzz targets (clang builds);
 # openmpi-bin, libopenmpi-dev: the hybrid MPI + OpenMP example and its tests.
+# python3-matplotlib: `ccnuma-bench plot`; likwid: likwid-bench, the peer of `ccnuma-bench triad --peers`.
 packages=(cmake make g++ clang libomp-dev libhwloc-dev pkg-config libgtest-dev util-linux qemu-system-x86
-  nlohmann-json3-dev libclang-rt-14-dev openmpi-bin libopenmpi-dev)
+  nlohmann-json3-dev libclang-rt-14-dev openmpi-bin libopenmpi-dev python3-matplotlib likwid)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

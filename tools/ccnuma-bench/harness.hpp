@@ -1,0 +1,98 @@
+#pragma once
+// How ccnuma-bench times: the variants of one kernel in one run, interleaved repetition by
+// repetition so that drifting clocks and noisy neighbours hit all variants alike (Google
+// Benchmark's reducing_variance.md), with min, median and max over the repetitions.
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstddef>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace bench {
+
+struct stats {
+    double min = 0, median = 0, max = 0, mean = 0, stddev = 0;
+};
+
+inline stats summarize(std::vector<double> v) {
+    stats s;
+    if (v.empty()) return s;
+    std::sort(v.begin(), v.end());
+    const std::size_t n = v.size();
+    s.min = v.front();
+    s.max = v.back();
+    s.median = n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+    for (double x : v) s.mean += x;
+    s.mean /= static_cast<double>(n);
+    for (double x : v) s.stddev += (x - s.mean) * (x - s.mean);
+    s.stddev = n > 1 ? std::sqrt(s.stddev / static_cast<double>(n - 1)) : 0.0;
+    return s;
+}
+
+/// One variant of a kernel. run(batch) does `batch` sweeps and returns their seconds, or NaN to
+/// have the harness time it with the wall clock (a peer program reports its own time).
+/// setup(), if set, runs before every timed call, untimed (binding a team, say).
+struct variant {
+    std::string name;
+    std::function<double(std::size_t batch)> run;
+    std::function<void()> setup{};
+};
+
+/// A variant whose run() is timed by the harness.
+template <class F>
+variant timed(std::string name, F f, std::function<void()> setup = {}) {
+    return {std::move(name), [f](std::size_t batch) mutable {
+                f(batch);
+                return std::nan("");
+            },
+            std::move(setup)};
+}
+
+/// Seconds per sweep of every variant, repetition after repetition: seconds[v][r].
+struct measurement {
+    std::size_t batch = 1;
+    std::vector<std::vector<double>> seconds;
+};
+
+/// Chooses one batch for all variants so that the first one's timed call takes at least
+/// min_seconds (one warm-up call per variant first), then times `repetitions` rounds of all
+/// variants, alternating their order. `fixed_batch` > 0 skips the calibration.
+inline measurement measure(const std::vector<variant>& variants, int repetitions, double min_seconds,
+                           std::size_t fixed_batch = 0) {
+    using clock = std::chrono::steady_clock;
+    auto call = [](const variant& v, std::size_t batch) {
+        if (v.setup) v.setup();
+        const auto t0 = clock::now();
+        const double own = v.run(batch);
+        const double wall = std::chrono::duration<double>(clock::now() - t0).count();
+        return std::isnan(own) ? wall : own;
+    };
+    measurement m;
+    for (const auto& v : variants) call(v, 1);
+    if (fixed_batch) {
+        m.batch = fixed_batch;
+    } else {
+        for (;;) {
+            const double t = call(variants.front(), m.batch);
+            if (t >= min_seconds || m.batch >= (std::size_t{1} << 30)) break;
+            // Grow towards the target in one or two steps rather than by doubling: a slow
+            // machine spends its time measuring, not calibrating.
+            const double factor = t > 0 ? std::min(16.0, std::max(2.0, 1.2 * min_seconds / t)) : 16.0;
+            m.batch = static_cast<std::size_t>(std::ceil(static_cast<double>(m.batch) * factor));
+        }
+    }
+    m.seconds.assign(variants.size(), {});
+    // Odd repetitions run the variants in reverse order: what one variant leaves behind (warm
+    // caches, sleeping worker threads) then favours each of them equally often.
+    for (int r = 0; r < repetitions; ++r)
+        for (std::size_t k = 0; k < variants.size(); ++k) {
+            const std::size_t i = r % 2 ? variants.size() - 1 - k : k;
+            m.seconds[i].push_back(call(variants[i], m.batch) / static_cast<double>(m.batch));
+        }
+    return m;
+}
+
+}  // namespace bench

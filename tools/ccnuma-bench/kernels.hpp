@@ -1,0 +1,65 @@
+#pragma once
+// The kernels of ccnuma-bench and what they share: the team they run with, the values they
+// compute on, and the checks that make every result count.
+
+#include "report.hpp"
+
+#include <ccnuma/binding.hpp>
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+namespace bench {
+
+// One function per kernel; each adds its results to `out` and throws std::runtime_error when a
+// result is wrong.
+void triad(const options& o, report& out);
+void stream(const options& o, report& out);
+void sum(const options& o, report& out);
+void placement(const options& o, report& out);
+void zero_page(const options& o, report& out);
+void false_sharing(const options& o, report& out);
+void sync(const options& o, report& out);
+void dmvm(const options& o, report& out);
+void jacobi(const options& o, report& out);
+void nested_stream(const options& o, report& out);
+/// triad --only raw|expr: one variant, --sweeps times, checked, untimed (for callgrind).
+int triad_only(const options& o);
+
+/// The thread counts to run: --threads, the --bind plan's team, else omp_get_max_threads().
+std::vector<unsigned> team_sizes(const options& o);
+/// Sets the team of the next parallel regions (omp_set_num_threads).
+void use_threads(unsigned threads);
+/// Throws std::runtime_error naming the kernel when `arrays` arrays of `elements` doubles do
+/// not fit in the memory the kernel reports available (MemAvailable): one line instead of the
+/// OOM killer, whatever the overcommit mode.
+void need_memory(const std::string& kernel, double arrays, std::size_t elements);
+/// --n, else `fallback`.
+std::vector<std::size_t> sizes_or(const options& o, std::vector<std::size_t> fallback);
+
+/// Input values: multiples of 1/64 below 2 plus an offset, so that sums of up to 10^9 of them
+/// are exact in a double and every summation order gives the same bits.
+inline double value(std::size_t i, int which) {
+    return static_cast<double>((i * 7 + static_cast<std::size_t>(which)) % 101) / 64.0;
+}
+
+/// Throws std::runtime_error naming the kernel, variant and first wrong element.
+void check_close(const std::string& what, const double* got, std::size_t n, double (*expected)(std::size_t), double tol = 0);
+[[noreturn]] void wrong(const std::string& what);
+
+/// Keeps the compiler from deleting work whose result nobody reads: the seeds' `if (obscure)
+/// dummy(a, b, c, d)`. The asm tells the compiler the memory behind p is read and written.
+inline void escape(const void* p) { asm volatile("" : : "g"(p) : "memory"); }
+
+/// Thread binding applied by the tool itself, so that one run can interleave bound and
+/// unbound variants (ccnuma::bind_this_thread caches its binding per thread).
+namespace affinity {
+/// Pins the calling thread to the PU its path (omp_get_ancestor_thread_num at every level) has
+/// in `plan`.
+void pin(const ccnuma::binding_plan& plan);
+/// Gives the calling thread the whole mask the process started with.
+void release();
+}  // namespace affinity
+
+}  // namespace bench

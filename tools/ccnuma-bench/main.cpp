@@ -1,0 +1,104 @@
+// ccnuma-bench: the source documents' ccNUMA experiments, one kernel per run, with the
+// variants of each interleaved, their context, JSON, CSV and plots. See README.md.
+
+#include "kernels.hpp"
+#include "options.hpp"
+#include "report.hpp"
+
+#include "../common/cli.hpp"
+
+#include <ccnuma/binding.hpp>
+#include <ccnuma/placement.hpp>
+
+#include <unistd.h>
+
+#include <climits>
+#include <cstdio>
+#include <cstring>
+#include <map>
+#include <new>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace {
+
+/// The plot script: next to this executable (build tree and bin/ of an install), else in
+/// ../share/ccnuma of an install.
+std::string plot_script() {
+    char self[PATH_MAX] = {};
+    const ssize_t len = readlink("/proc/self/exe", self, sizeof self - 1);
+    std::string dir = len > 0 ? std::string(self, static_cast<std::size_t>(len)) : std::string();
+    dir = dir.substr(0, dir.rfind('/'));
+    for (const std::string& p : {dir + "/ccnuma-bench-plot", dir + "/../share/ccnuma/ccnuma-bench-plot"})
+        if (access(p.c_str(), R_OK) == 0) return p;
+    throw std::runtime_error("plot: the script ccnuma-bench-plot is not next to ccnuma-bench (" + dir + ") nor in " + dir +
+                             "/../share/ccnuma");
+}
+
+int plot(int argc, char** argv) {
+    // Checked here too, so that a wrong call is one line before Python starts.
+    std::vector<std::string> args;
+    bool output = false;
+    std::size_t inputs = 0;
+    for (int i = 2; i < argc; ++i) {
+        const std::string a = argv[i];
+        if (a == "-h" || a == "--help") {
+            std::puts("usage: ccnuma-bench plot RESULTS.json|RESULTS.csv... -o FIG.png\n"
+                      "GB/s against N (log x) per variant, GB/s against threads, and bars per placement variant, each with\n"
+                      "min/max error bars and the context in the caption. Needs python3-matplotlib.");
+            return 0;
+        }
+        if (a == "-o" || a == "--output") {
+            if (i + 1 == argc || argv[i + 1][0] == '\0') throw std::invalid_argument("plot: " + a + " needs a file name");
+            output = true;
+            args.push_back("-o");
+            args.push_back(argv[++i]);
+            continue;
+        }
+        if (a.rfind("-", 0) == 0) throw std::invalid_argument("plot: unknown option \"" + a + "\" (expected -o FIG.png)");
+        if (access(a.c_str(), R_OK) != 0) throw std::invalid_argument("plot: cannot read \"" + a + "\"");
+        args.push_back(a);
+        ++inputs;
+    }
+    if (!inputs) throw std::invalid_argument("plot: no results given (ccnuma-bench plot RESULTS... -o FIG.png)");
+    if (!output) throw std::invalid_argument("plot: no output given (-o FIG.png)");
+    const std::string script = plot_script();
+    // Debian's interpreter first: python3-matplotlib installs for it, and a python3 of pyenv or
+    // a venv earlier on PATH usually lacks matplotlib.
+    const char* python = access("/usr/bin/python3", X_OK) == 0 ? "/usr/bin/python3" : "python3";
+    std::vector<char*> av{const_cast<char*>(python), const_cast<char*>(script.c_str())};
+    for (auto& a : args) av.push_back(a.data());
+    av.push_back(nullptr);
+    execvp(python, av.data());
+    throw std::runtime_error(std::string("plot: cannot run python3: ") + std::strerror(errno));
+}
+
+}  // namespace
+
+int main(int argc, char** argv) try {
+    if (argc > 1 && std::strcmp(argv[1], "plot") == 0) return plot(argc, argv);
+    const auto parsed = bench::parse(argc, argv);
+    if (!parsed) return 0;
+    const bench::options& o = *parsed;
+    // Small N gives each thread less than a page, which the placement diagnostic would report
+    // once per size; in a sweep over sizes that is expected, not news.
+    ccnuma::set_diagnostic_handler({});
+    if (!o.bind.empty()) ccnuma::set_nesting_info(o.bind);
+    if (!o.only.empty()) return bench::triad_only(o);
+    bench::report out(o);
+    using kernel_fn = void (*)(const bench::options&, bench::report&);
+    static const std::map<std::string, kernel_fn> kernels{
+        {"triad", bench::triad},         {"stream", bench::stream},         {"sum", bench::sum},
+        {"placement", bench::placement}, {"zero-page", bench::zero_page},   {"false-sharing", bench::false_sharing},
+        {"sync", bench::sync},           {"dmvm", bench::dmvm},             {"jacobi", bench::jacobi},
+        {"nested-stream", bench::nested_stream}};
+    kernels.at(o.kernel)(o, out);
+    out.finish();
+    return 0;
+} catch (const std::bad_alloc&) {
+    std::fputs("ccnuma-bench: not enough memory for the arrays of this run (lower --n)\n", stderr);
+    return 1;
+} catch (const std::exception& e) {
+    return tools::fail("ccnuma-bench", e);
+}

@@ -1,0 +1,246 @@
+#include "options.hpp"
+
+#include <ccnuma/topology.hpp>
+
+#include <getopt.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <stdexcept>
+
+namespace bench {
+
+namespace {
+
+[[noreturn]] void bad(const std::string& what) { throw std::invalid_argument(what); }
+
+double number(const std::string& option, const std::string& text) {
+    std::size_t used = 0;
+    double v = 0;
+    try {
+        v = std::stod(text, &used);
+    } catch (const std::exception&) {
+        used = 0;
+    }
+    if (used == 0 || used != text.size() || !std::isfinite(v)) bad(option + ": \"" + text + "\" is not a number");
+    return v;
+}
+
+std::size_t count(const std::string& option, const std::string& text, double lo, double hi) {
+    const double v = number(option, text);
+    if (v < lo || v > hi || v != std::floor(v))
+        bad(option + ": \"" + text + "\" is not a whole number from " + std::to_string(static_cast<long long>(lo)) + " to " +
+            std::to_string(static_cast<long long>(hi)));
+    return static_cast<std::size_t>(v);
+}
+
+std::vector<std::string> split(const std::string& text, char sep) {
+    std::vector<std::string> out;
+    std::size_t start = 0;
+    for (;;) {
+        const auto pos = text.find(sep, start);
+        out.push_back(text.substr(start, pos == std::string::npos ? std::string::npos : pos - start));
+        if (pos == std::string::npos) break;
+        start = pos + 1;
+    }
+    return out;
+}
+
+constexpr double max_n = 1e10;  // 80 GB per double array: beyond any machine this runs on
+
+}  // namespace
+
+const std::vector<std::string>& kernel_names() {
+    static const std::vector<std::string> names{"triad",  "stream", "sum",          "placement", "zero-page", "false-sharing",
+                                                "sync",   "dmvm",   "jacobi",       "nested-stream"};
+    return names;
+}
+
+std::vector<std::size_t> parse_sizes(const std::string& text) {
+    std::vector<std::size_t> out;
+    if (text.find(':') != std::string::npos) {
+        const auto parts = split(text, ':');
+        if (parts.size() != 3) bad("--n: range \"" + text + "\" must be FROM:TO:K/decade (e.g. 1e3:1e8:4/decade)");
+        const std::size_t from = count("--n", parts[0], 1, max_n), to = count("--n", parts[1], 1, max_n);
+        const std::string step = parts[2];
+        const auto slash = step.find("/decade");
+        if (slash == std::string::npos || slash + 7 != step.size())
+            bad("--n: range step \"" + step + "\" must be K/decade (e.g. 4/decade)");
+        const std::size_t per_decade = count("--n", step.substr(0, slash), 1, 100);
+        if (from > to) bad("--n: range \"" + text + "\" runs backwards (" + parts[0] + " > " + parts[1] + ")");
+        const double l0 = std::log10(static_cast<double>(from)), l1 = std::log10(static_cast<double>(to));
+        for (std::size_t k = 0;; ++k) {
+            const double l = l0 + static_cast<double>(k) / static_cast<double>(per_decade);
+            if (l > l1 + 1e-9) break;
+            const auto n = static_cast<std::size_t>(std::llround(std::pow(10.0, l)));
+            if (out.empty() || out.back() != n) out.push_back(n);
+        }
+        if (out.back() != to) out.push_back(to);
+        return out;
+    }
+    for (const auto& item : split(text, ',')) out.push_back(count("--n", item, 1, max_n));
+    return out;
+}
+
+ccnuma::policy parse_policy(const std::string& text) {
+    const auto colon = text.find(':');
+    const std::string name = text.substr(0, colon), arg = colon == std::string::npos ? "" : text.substr(colon + 1);
+    auto one_node = [&]() -> unsigned {
+        if (arg.empty()) bad("--policy: \"" + text + "\" needs a node (" + name + ":N)");
+        return static_cast<unsigned>(count("--policy", arg, 0, 4095));
+    };
+    if (name == "first_touch" && colon == std::string::npos) return ccnuma::first_touch{};
+    if (name == "blocked" && colon == std::string::npos) return ccnuma::blocked{};
+    if (name == "interleave") {
+        ccnuma::interleave p;
+        if (colon != std::string::npos) p.nodes(ccnuma::parse_list(arg, "--policy interleave node list"));
+        return p;
+    }
+    if (name == "on_node") return ccnuma::on_node{one_node()};
+    if (name == "preferred") return ccnuma::preferred{one_node()};
+    bad("--policy: unknown policy \"" + text + "\" (expected first_touch, blocked, interleave[:NODES], on_node:N, preferred:N)");
+}
+
+ccnuma::policy options::container_policy() const {
+    ccnuma::policy p = policy ? *policy : ccnuma::policy{ccnuma::first_touch{}};
+    if (pages) std::visit([&](auto& q) { q.page_size(*pages); }, p);
+    return p;
+}
+
+ccnuma::pages options::page_size() const { return ccnuma::page_kind(container_policy()); }
+
+std::string usage() {
+    return R"(usage: ccnuma-bench KERNEL [options]
+       ccnuma-bench plot RESULTS... -o FIG.png
+       ccnuma-bench --help
+
+kernels:
+  triad          a = b + c * d: raw OpenMP loop and ccnuma::vector (--peers: likwid-bench too)
+  stream         STREAM copy, scale, add, triad (with STREAM's "Best Rate MB/s" table)
+  sum            array summation: OpenMP reduction, ccnuma::sum, seg_array par:: and flat std::
+  placement      triad and sum under every placement variant, same N, with the pages' locality
+  zero-page      the calloc trap: arrays read but never written sit on the zero page
+  false-sharing  schedule(static,1) against static, shared partial sums against ccnuma::per_thread
+  sync           EPCC-style parallel, barrier and reduction overhead, bound and unbound
+  dmvm           dense matrix-vector product, outer or inner loop parallel, 4 KiB and 2 MiB pages
+  jacobi         2D Jacobi sweep, arrays initialized serially or in parallel
+  nested-stream  STREAM triad in nested teams (--teams 2x1,1x2,2x2), bound and unbound
+
+options:
+  -n, --n SIZES        sizes: "1e6", "1000,1e6" or a range "1e3:1e8:4/decade"
+  -t, --threads LIST   thread counts, e.g. "1,2" or "1-4" (default: OMP_NUM_THREADS or all)
+  -b, --bind SPEC      bind with a ccnuma plan, e.g. "2,scatter" (its team size is the thread count)
+  -p, --policy P       placement of the ccnuma containers: first_touch, blocked, interleave[:NODES],
+                       on_node:N, preferred:N (default first_touch)
+      --pages base|huge  page size of the ccnuma containers (huge: transparent 2 MiB pages)
+  -r, --reps R         repetitions; min, median and max are over them (default 5)
+      --min-time S     shortest timed call in seconds; sweeps are batched up to it (default 0.01)
+      --json FILE      results as Google Benchmark JSON (context, benchmarks, aggregates)
+      --csv FILE       results as CSV, one row per kernel, variant, N and thread count
+      --peers          triad: likwid-bench triad_avx/_avx512/triad_mem_avx/_avx512, interleaved
+      --variant V      dmvm: outer or inner (default both)
+      --teams LIST     nested-stream: team shapes OUTERxINNER (default 1x1,2x1,1x2,2x2 within the PUs)
+      --only raw|expr  triad: run one variant --sweeps times, untimed (for bench/callgrind_triad.sh)
+      --sweeps K       with --only
+  -q, --quiet          no context header and no progress on stderr
+  -h, --help           this text
+
+GB/s counts the bytes the kernel's loop names (loads + stores); "GB/s+WA" adds the write-allocate
+read of every stored line, which caches without streaming stores make. Timings are min, median and
+max over --reps repetitions, with the variants interleaved in one run.
+)";
+}
+
+std::optional<options> parse(int argc, char** argv) {
+    enum { o_pages = 1000, o_min_time, o_json, o_csv, o_peers, o_variant, o_teams, o_only, o_sweeps };
+    static const option longs[] = {
+        {"n", required_argument, nullptr, 'n'},         {"threads", required_argument, nullptr, 't'},
+        {"bind", required_argument, nullptr, 'b'},      {"policy", required_argument, nullptr, 'p'},
+        {"pages", required_argument, nullptr, o_pages}, {"reps", required_argument, nullptr, 'r'},
+        {"min-time", required_argument, nullptr, o_min_time}, {"json", required_argument, nullptr, o_json},
+        {"csv", required_argument, nullptr, o_csv},     {"peers", no_argument, nullptr, o_peers},
+        {"variant", required_argument, nullptr, o_variant}, {"teams", required_argument, nullptr, o_teams},
+        {"only", required_argument, nullptr, o_only},   {"sweeps", required_argument, nullptr, o_sweeps},
+        {"quiet", no_argument, nullptr, 'q'},           {"help", no_argument, nullptr, 'h'},
+        {nullptr, 0, nullptr, 0}};
+    options o;
+    opterr = 0;
+    optind = 1;
+    std::string error;
+    for (;;) {
+        const int prev = optind;
+        const int c = getopt_long(argc, argv, "+:n:t:b:p:r:qh", longs, nullptr);
+        if (c == -1) {
+            if (optind < argc && o.kernel.empty()) {  // the kernel, then more options
+                o.kernel = argv[optind++];
+                continue;
+            }
+            break;
+        }
+        const std::string arg = optarg ? optarg : "";
+        const std::string opt = prev < argc ? argv[prev] : "";
+        if ((c != '?' && c != ':') && optarg && arg.empty()) bad(opt + " needs a non-empty value");
+        switch (c) {
+            case 'n': o.sizes = parse_sizes(arg); break;
+            case 't': {
+                for (unsigned t : ccnuma::parse_list(arg, "--threads"))
+                    if (t == 0) bad("--threads: 0 threads in \"" + arg + "\"");
+                    else if (t > 4096) bad("--threads: " + std::to_string(t) + " threads in \"" + arg + "\" is more than 4096");
+                    else o.threads.push_back(t);
+                break;
+            }
+            case 'b': o.bind = arg; break;
+            case 'p': o.policy = parse_policy(arg); break;
+            case o_pages:
+                if (arg == "base") o.pages = ccnuma::pages::base;
+                else if (arg == "huge") o.pages = ccnuma::pages::huge;
+                else bad("--pages: \"" + arg + "\" is not base or huge");
+                break;
+            case 'r': o.reps = static_cast<int>(count("--reps", arg, 1, 1000)); break;
+            case o_min_time: {
+                const double v = number("--min-time", arg);
+                if (!(v > 0) || v > 10) bad("--min-time: \"" + arg + "\" is not seconds above 0 and up to 10");
+                o.min_time = v;
+                break;
+            }
+            case o_json: o.json = arg; break;
+            case o_csv: o.csv = arg; break;
+            case o_peers: o.peers = true; break;
+            case o_variant:
+                if (arg != "outer" && arg != "inner") bad("--variant: \"" + arg + "\" is not outer or inner");
+                o.variant = arg;
+                break;
+            case o_teams:
+                for (const auto& t : split(arg, ',')) {
+                    const auto x = t.find('x');
+                    if (x == std::string::npos) bad("--teams: \"" + t + "\" is not OUTERxINNER (e.g. 2x2)");
+                    count("--teams", t.substr(0, x), 1, 256);
+                    count("--teams", t.substr(x + 1), 1, 256);
+                    o.teams.push_back(t);
+                }
+                break;
+            case o_only:
+                if (arg != "raw" && arg != "expr") bad("--only: \"" + arg + "\" is not raw or expr");
+                o.only = arg;
+                break;
+            case o_sweeps: o.sweeps = count("--sweeps", arg, 1, 1e9); break;
+            case 'q': o.quiet = true; break;
+            case 'h': std::fputs(usage().c_str(), stdout); return std::nullopt;
+            case ':': bad(opt + " needs a value");
+            default: bad("unknown option \"" + opt + "\" (see ccnuma-bench --help)");
+        }
+    }
+    if (optind < argc) bad("unexpected argument \"" + std::string(argv[optind]) + "\" after the kernel \"" + o.kernel + "\"");
+    if (o.kernel.empty()) bad("no kernel given (one of triad, stream, sum, placement, zero-page, false-sharing, sync, dmvm, jacobi, nested-stream; see --help)");
+    const auto& k = kernel_names();
+    if (std::find(k.begin(), k.end(), o.kernel) == k.end()) bad("unknown kernel \"" + o.kernel + "\" (see ccnuma-bench --help)");
+    if (o.peers && o.kernel != "triad") bad("--peers is for the triad kernel");
+    if (!o.only.empty() && o.kernel != "triad") bad("--only is for the triad kernel");
+    if (!o.variant.empty() && o.kernel != "dmvm") bad("--variant is for the dmvm kernel");
+    if (!o.teams.empty() && o.kernel != "nested-stream") bad("--teams is for the nested-stream kernel");
+    if (!o.bind.empty() && !o.threads.empty()) bad("--bind and --threads both set the team size: give one of them");
+    return o;
+}
+
+}  // namespace bench

@@ -1,0 +1,371 @@
+// Where the pages are and what it costs: the triad and the sum under every way of placing the
+// arrays (the poster's and the lecture's comparison), and the calloc zero page (the blog).
+
+#include "kernels.hpp"
+
+#include <ccnuma/algorithm.hpp>
+#include <ccnuma/allocator.hpp>
+#include <ccnuma/pages.hpp>
+#include <ccnuma/seg_array.hpp>
+#include <ccnuma/topology.hpp>
+#include <ccnuma/vector.hpp>
+
+#include <malloc.h>
+#include <omp.h>
+
+#include <cstdlib>
+#include <memory>
+#include <string>
+
+namespace bench {
+
+namespace {
+
+__attribute__((noinline)) void triad_loop(double* a, const double* b, const double* c, const double* d, std::size_t n,
+                                          std::size_t sweeps) {
+    for (std::size_t s = 0; s < sweeps; ++s) {
+#pragma omp parallel for schedule(static)
+        for (std::size_t i = 0; i < n; ++i) a[i] = b[i] + c[i] * d[i];
+        escape(a);
+    }
+}
+
+__attribute__((noinline)) double sum_loop(const double* a, std::size_t n, std::size_t sweeps) {
+    double s = 0;
+    for (std::size_t k = 0; k < sweeps; ++k) {
+        s = 0;
+#pragma omp parallel for schedule(static) reduction(+ : s)
+        for (std::size_t i = 0; i < n; ++i) s += a[i];
+        escape(&s);
+    }
+    return s;
+}
+
+/// Four arrays a, b, c, d placed one way; a = b + c * d and sum(b) over them.
+struct placed {
+    virtual ~placed() = default;
+    virtual void triad(std::size_t sweeps) = 0;
+    virtual double sum(std::size_t sweeps) = 0;
+    virtual double a(std::size_t i) const = 0;
+    /// Mean over the four arrays of the share of pages on the node of the thread that the
+    /// kernels' static schedule gives them to.
+    virtual double locality(unsigned threads) const = 0;
+};
+
+double mean_locality(const double* const* arrays, std::size_t n, unsigned threads) {
+    double l = 0;
+    for (int k = 0; k < 4; ++k) l += ccnuma::locality(arrays[k], n, sizeof(double), ccnuma::schedule{0, threads});
+    return l / 4;
+}
+
+/// Arrays behind plain pointers, computed on with the raw OpenMP loops.
+template <class Array>
+struct pointer_arrays : placed {
+    Array arr[4];
+    double* p[4] = {};
+    std::size_t n;
+    template <class Make>
+    pointer_arrays(std::size_t size, Make make) : n(size) {
+        for (int k = 0; k < 4; ++k) {
+            arr[k] = make();
+            p[k] = &arr[k][0];
+        }
+    }
+    void triad(std::size_t sweeps) override { triad_loop(p[0], p[1], p[2], p[3], n, sweeps); }
+    double sum(std::size_t sweeps) override { return sum_loop(p[1], n, sweeps); }
+    double a(std::size_t i) const override { return p[0][i]; }
+    double locality(unsigned threads) const override { return mean_locality(p, n, threads); }
+};
+
+void serial_values(double* const* p, std::size_t n) {
+    for (std::size_t i = 0; i < n; ++i) {
+        p[0][i] = 0;
+        p[1][i] = value(i, 1);
+        p[2][i] = value(i, 2);
+        p[3][i] = value(i, 3);
+    }
+}
+
+template <class Policy>
+struct ccnuma_vectors : placed {
+    using vec = ccnuma::vector<double, Policy>;
+    vec va, vb, vc, vd;
+    ccnuma_vectors(std::size_t n, const Policy& p)
+        : va(n, p), vb(n, [](std::size_t i) { return value(i, 1); }, p), vc(n, [](std::size_t i) { return value(i, 2); }, p),
+          vd(n, [](std::size_t i) { return value(i, 3); }, p) {}
+    void triad(std::size_t sweeps) override {
+        for (std::size_t s = 0; s < sweeps; ++s) {
+            va = vb + vc * vd;
+            escape(va.data());
+        }
+    }
+    double sum(std::size_t sweeps) override {
+        double s = 0;
+        for (std::size_t k = 0; k < sweeps; ++k) {
+            s = ccnuma::sum(vb);
+            escape(&s);
+        }
+        return s;
+    }
+    double a(std::size_t i) const override { return va[i]; }
+    double locality(unsigned) const override {
+        return (va.placement().locality + vb.placement().locality + vc.placement().locality + vd.placement().locality) / 4;
+    }
+};
+
+struct seg_arrays : placed {
+    using seg = ccnuma::seg_array<double>;
+    seg sa, sb, sc, sd;
+    explicit seg_arrays(std::size_t n)
+        : sa(n), sb(n, [](std::size_t i) { return value(i, 1); }), sc(n, [](std::size_t i) { return value(i, 2); }),
+          sd(n, [](std::size_t i) { return value(i, 3); }) {}
+    void triad(std::size_t sweeps) override {
+        // Segment g on the thread that owns it (the schedule over segments the arrays were built
+        // with: one segment per thread), each a loop over raw memory.
+        const auto segments = sa.segment_count();
+        for (std::size_t s = 0; s < sweeps; ++s) {
+#pragma omp parallel for schedule(static)
+            for (std::size_t g = 0; g < segments; ++g) {
+                double* a = sa.segment(g).data();
+                const double *b = sb.segment(g).data(), *c = sc.segment(g).data(), *d = sd.segment(g).data();
+                const std::size_t m = sa.segment_size(g);
+                for (std::size_t i = 0; i < m; ++i) a[i] = b[i] + c[i] * d[i];
+            }
+            escape(&sa);
+        }
+    }
+    double sum(std::size_t sweeps) override {
+        double s = 0;
+        for (std::size_t k = 0; k < sweeps; ++k) {
+            s = ccnuma::par::reduce(sb.begin(), sb.end(), 0.0);
+            escape(&s);
+        }
+        return s;
+    }
+    double a(std::size_t i) const override { return sa[i]; }
+    double locality(unsigned) const override {
+        return (sa.placement().locality + sb.placement().locality + sc.placement().locality + sd.placement().locality) / 4;
+    }
+};
+
+/// The poster's class D: an array of objects whose class-level operator new[] places the
+/// storage before the (serial) constructors run.
+struct number : ccnuma::parallel_new<number> {
+    double v;
+    number() {}  // NOLINT: leaves v uninitialized, as `new double[n]` does
+};
+static_assert(sizeof(number) == sizeof(double));
+
+struct class_arrays : placed {
+    std::unique_ptr<number[]> arr[4];
+    std::size_t n;
+    explicit class_arrays(std::size_t size) : n(size) {
+        for (auto& x : arr) x.reset(new number[size]);
+        for (std::size_t i = 0; i < n; ++i) {
+            arr[0][i].v = 0;
+            arr[1][i].v = value(i, 1);
+            arr[2][i].v = value(i, 2);
+            arr[3][i].v = value(i, 3);
+        }
+    }
+    void triad(std::size_t sweeps) override {
+        number *a = arr[0].get(), *b = arr[1].get(), *c = arr[2].get(), *d = arr[3].get();
+        const std::size_t size = n;
+        for (std::size_t s = 0; s < sweeps; ++s) {
+#pragma omp parallel for schedule(static)
+            for (std::size_t i = 0; i < size; ++i) a[i].v = b[i].v + c[i].v * d[i].v;
+            escape(a);
+        }
+    }
+    double sum(std::size_t sweeps) override { return sum_loop(&arr[1][0].v, n, sweeps); }
+    double a(std::size_t i) const override { return arr[0][i].v; }
+    double locality(unsigned threads) const override {
+        const double* p[4] = {&arr[0][0].v, &arr[1][0].v, &arr[2][0].v, &arr[3][0].v};
+        return mean_locality(p, n, threads);
+    }
+};
+
+std::unique_ptr<placed> make(int which, std::size_t n, ccnuma::pages pages) {
+    switch (which) {
+        case 0: {  // value-initialized serially by the master thread, then filled serially
+            auto p = std::make_unique<pointer_arrays<std::vector<double>>>(n, [n] { return std::vector<double>(n); });
+            serial_values(p->p, n);
+            return p;
+        }
+        case 1: {
+            auto p = std::make_unique<pointer_arrays<std::unique_ptr<double[]>>>(n, [n] { return std::unique_ptr<double[]>(new double[n]); });
+            double *a = p->p[0], *b = p->p[1], *c = p->p[2], *d = p->p[3];
+#pragma omp parallel for schedule(static)
+            for (std::size_t i = 0; i < n; ++i) {
+                a[i] = 0;
+                b[i] = value(i, 1);
+                c[i] = value(i, 2);
+                d[i] = value(i, 3);
+            }
+            return p;
+        }
+        case 2: {
+            using alloc = ccnuma::allocator<double, ccnuma::first_touch>;
+            const alloc al(ccnuma::first_touch{}.page_size(pages));
+            auto p = std::make_unique<pointer_arrays<std::vector<double, alloc>>>(n, [&] { return std::vector<double, alloc>(n, al); });
+            serial_values(p->p, n);
+            return p;
+        }
+        case 3: {
+            using alloc = ccnuma::allocator<double, ccnuma::blocked>;
+            const alloc al(ccnuma::blocked{}.page_size(pages));
+            auto p = std::make_unique<pointer_arrays<std::vector<double, alloc>>>(n, [&] { return std::vector<double, alloc>(n, al); });
+            serial_values(p->p, n);
+            return p;
+        }
+        case 4: return std::make_unique<ccnuma_vectors<ccnuma::first_touch>>(n, ccnuma::first_touch{}.page_size(pages));
+        case 5: return std::make_unique<seg_arrays>(n);
+        case 6: return std::make_unique<class_arrays>(n);
+        case 7: return std::make_unique<ccnuma_vectors<ccnuma::interleave>>(n, ccnuma::interleave{}.page_size(pages));
+        default: {
+            // numactl -m: the first node with CPUs (the master's node, usually).
+            unsigned node = 0;
+            for (const auto& nd : ccnuma::topology::current().numa_nodes())
+                if (!nd.cpus.empty()) {
+                    node = nd.os_index;
+                    break;
+                }
+            return std::make_unique<ccnuma_vectors<ccnuma::on_node>>(n, ccnuma::on_node{node, pages});
+        }
+    }
+}
+
+const char* const variant_names[] = {"std::vector, serial init",
+                                     "raw arrays, parallel first touch",
+                                     "std::vector + allocator<first_touch>",
+                                     "std::vector + allocator<blocked>",
+                                     "ccnuma::vector expressions",
+                                     "seg_array (segments, par::reduce)",
+                                     "parallel_new class array",
+                                     "ccnuma::vector<interleave>",
+                                     "ccnuma::vector<on_node>: one node"};
+constexpr int variant_count = 9;
+
+}  // namespace
+
+void placement(const options& o, report& out) {
+    const auto pages = o.page_size();
+    for (unsigned t : team_sizes(o)) {
+        use_threads(t);
+        for (std::size_t n : sizes_or(o, {10000000})) {
+            need_memory("placement", 36, n);
+            out.progress("placement: n = " + std::to_string(n) + ", " + std::to_string(t) + " threads, 9 variants");
+            std::vector<std::unique_ptr<placed>> arrays;
+            for (int k = 0; k < variant_count; ++k) arrays.push_back(make(k, n, pages));
+            double expected = 0;
+            for (std::size_t i = 0; i < n; ++i) expected += value(i, 1);
+            std::vector<double> local;
+            for (const auto& a : arrays) local.push_back(a->locality(t));
+            std::vector<double> sums(variant_count);
+            std::vector<variant> tv, sv;
+            for (int k = 0; k < variant_count; ++k) {
+                placed* p = arrays[static_cast<std::size_t>(k)].get();
+                double* s = &sums[static_cast<std::size_t>(k)];
+                tv.push_back(timed(variant_names[k], [p](std::size_t b) { p->triad(b); }));
+                sv.push_back(timed(variant_names[k], [p, s](std::size_t b) { *s = p->sum(b); }));
+            }
+            const auto mt = measure(tv, o.reps, o.min_time);
+            const auto ms = measure(sv, o.reps, o.min_time);
+            const double nn = static_cast<double>(n);
+            for (std::size_t k = 0; k < static_cast<std::size_t>(variant_count); ++k) {
+                for (std::size_t i = 0; i < n; ++i)
+                    if (arrays[k]->a(i) != value(i, 1) + value(i, 2) * value(i, 3))
+                        wrong(std::string("placement triad ") + variant_names[k] + ": a[" + std::to_string(i) + "]");
+                if (sums[k] != expected) wrong(std::string("placement sum ") + variant_names[k] + ": " + std::to_string(sums[k]));
+            }
+            for (std::size_t k = 0; k < static_cast<std::size_t>(variant_count); ++k) {
+                auto r = bandwidth("placement-triad", variant_names[k], n, t, mt, k, 32 * nn, 40 * nn, 2 * nn);
+                r.counters["pages_local"] = local[k];
+                out.add(std::move(r));
+            }
+            for (std::size_t k = 0; k < static_cast<std::size_t>(variant_count); ++k) {
+                auto r = bandwidth("placement-sum", variant_names[k], n, t, ms, k, 8 * nn, 8 * nn, nn);
+                r.counters["pages_local"] = local[k];
+                out.add(std::move(r));
+            }
+        }
+    }
+}
+
+// ---- zero-page -------------------------------------------------------------------------------
+
+void zero_page(const options& o, report& out) {
+    // A fixed threshold keeps every calloc below on fresh mmap'ed pages; glibc's sliding one
+    // would serve a second run from a heap that earlier runs wrote.
+    mallopt(M_MMAP_THRESHOLD, 64 * 1024);
+    out.note("read faults on this kernel: " + std::string(ccnuma::to_string(ccnuma::support().read_fault)) +
+             " (ccnuma::support().read_fault)");
+    for (unsigned t : team_sizes(o)) {
+        use_threads(t);
+        for (std::size_t n : sizes_or(o, {10000000})) {
+            need_memory("zero-page", 8, n);
+            out.progress("zero-page: n = " + std::to_string(n) + ", " + std::to_string(t) + " threads");
+            struct freer {
+                void operator()(double* p) const { std::free(p); }
+            };
+            using arr = std::unique_ptr<double, freer>;
+            auto alloc = [n] {
+                auto* p = static_cast<double*>(std::calloc(n, sizeof(double)));
+                if (!p) throw std::bad_alloc();
+                return arr(p);
+            };
+            // The blog's benchmark: b, c, d from calloc and only ever read.
+            arr za = alloc(), zb = alloc(), zc = alloc(), zd = alloc();
+            // The same after the blog's redundant init loop, which gives every page a frame.
+            arr wa = alloc(), wb = alloc(), wc = alloc(), wd = alloc();
+            {
+                double *b = wb.get(), *c = wc.get(), *d = wd.get();
+#pragma omp parallel for schedule(static)
+                for (std::size_t i = 0; i < n; ++i) b[i] = c[i] = d[i] = 0.0;
+            }
+            const double* inputs[2][3] = {{zb.get(), zc.get(), zd.get()}, {wb.get(), wc.get(), wd.get()}};
+            // Counted before the timed loop reads them: a page without a frame of its own (not
+            // faulted in, or the zero page) has never been written. After a read, kernels that
+            // map the zero page still say so; kernels that give a read fault a private
+            // zero-filled frame (support().read_fault) cannot tell it from a written page.
+            struct census {
+                std::size_t total = 0, never = 0, zero = 0;
+            };
+            auto count = [n](const double* const* arrays) {
+                census c;
+                for (int k = 0; k < 3; ++k)
+                    for (const auto& pg : ccnuma::page_states(arrays[k], n * sizeof(double))) {
+                        ++c.total;
+                        c.zero += pg.state == ccnuma::page_state::zero_page;
+                        c.never += pg.state == ccnuma::page_state::zero_page || pg.state == ccnuma::page_state::not_faulted;
+                    }
+                return c;
+            };
+            const census before[2] = {count(inputs[0]), count(inputs[1])};
+            std::vector<variant> v{
+                timed("calloc, inputs never written", [&](std::size_t k) { triad_loop(za.get(), zb.get(), zc.get(), zd.get(), n, k); }),
+                timed("calloc, then an init loop", [&](std::size_t k) { triad_loop(wa.get(), wb.get(), wc.get(), wd.get(), n, k); })};
+            const auto m = measure(v, o.reps, o.min_time);
+            for (const double* a : {za.get(), wa.get()})
+                for (std::size_t i = 0; i < n; ++i)
+                    if (a[i] != 0.0) wrong("zero-page: a[" + std::to_string(i) + "] is not 0");
+            const double nn = static_cast<double>(n);
+            for (std::size_t k = 0; k < 2; ++k) {
+                auto r = bandwidth("zero-page", v[k].name, n, t, m, k, 32 * nn, 40 * nn, 2 * nn);
+                const census after = count(inputs[k]);
+                r.counters["input_pages"] = static_cast<double>(before[k].total);
+                r.counters["never_written_pages"] = static_cast<double>(before[k].never);
+                r.counters["zero_pages_after"] = static_cast<double>(after.zero);
+                if (before[k].never)
+                    out.note("zero-page: " + v[k].name + ": " + std::to_string(before[k].never) + " of " +
+                             std::to_string(before[k].total) + " input pages were never written; after the timed reads " +
+                             std::to_string(after.zero) + " are on the shared zero page" +
+                             (after.zero ? " (the triad reads them from cache: its GB/s is not a memory bandwidth)"
+                                         : " (this kernel gives read faults private frames, so the reads went to memory)"));
+                out.add(std::move(r));
+            }
+        }
+    }
+}
+
+}  // namespace bench

@@ -1,0 +1,63 @@
+#pragma once
+// What ccnuma-bench reports: one result per kernel, variant, N and team, its context, and the
+// three ways out (a table on stdout, Google Benchmark JSON, CSV).
+
+#include "harness.hpp"
+#include "options.hpp"
+
+#include <chrono>
+#include <cstddef>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace bench {
+
+/// One variant at one N and thread count, over the repetitions.
+struct result {
+    std::string kernel, variant;
+    std::size_t n = 0;
+    unsigned threads = 0;
+    std::size_t batch = 1;
+    std::vector<double> seconds;  ///< per sweep, one per repetition
+    /// The figure of merit per repetition and its unit ("GB/s", "us", "Mupd/s", ...).
+    std::string unit;
+    std::vector<double> values;
+    bool higher_is_better = true;
+    /// Bandwidth kernels: GB/s with write-allocate traffic, and MFlop/s, per repetition.
+    std::vector<double> gbs_wa, mflops;
+    /// Facts that do not vary with the repetition: "pages_local" (fraction), "zero_pages", ...
+    std::map<std::string, double> counters;
+};
+
+/// A bandwidth result: bytes the loop names, bytes with write-allocate, and flops per sweep.
+result bandwidth(std::string kernel, std::string variant, std::size_t n, unsigned threads, const measurement& m,
+                 std::size_t index, double bytes, double bytes_wa, double flops);
+
+/// The context every result carries, as ordered key/value pairs (text header and JSON context).
+std::vector<std::pair<std::string, std::string>> context(const options& o);
+
+/// Collects results, prints each as it comes, and writes JSON and CSV at the end.
+class report {
+public:
+    explicit report(const options& o);
+    void add(result r);
+    /// A note printed with the table (and kept in the JSON context as "notes").
+    void note(const std::string& line);
+    /// Progress on stderr once the run has taken more than a second (never with --quiet), e.g.
+    /// "triad: n = 1000000, 2 threads".
+    void progress(const std::string& line) const;
+    const std::vector<result>& results() const { return results_; }
+    /// Writes --json and --csv. Throws std::runtime_error if a file cannot be written.
+    void finish() const;
+
+private:
+    const options& o_;
+    std::vector<result> results_;
+    std::vector<std::string> notes_;
+    std::string last_header_;
+    std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
+};
+
+}  // namespace bench
