@@ -6,11 +6,14 @@
 
 #include <ccnuma/algorithm.hpp>
 #include <ccnuma/seg_array.hpp>
+#include <ccnuma/stores.hpp>
 #include <ccnuma/vector.hpp>
 
 #include <omp.h>
 
+#include <algorithm>
 #include <cstdio>
+#include <map>
 #include <memory>
 #include <numeric>
 #include <string>
@@ -90,6 +93,8 @@ void triad(const options& o, report& out) {
     std::vector<std::string> likwid;
     if (o.peers) likwid = peers::likwid_kernels();
     const auto policy = o.container_policy();
+    // Per team size: (n, median streaming / regular) for the calibration note below.
+    std::map<unsigned, std::vector<std::pair<std::size_t, double>>> streaming_gain;
     for (unsigned t : team_sizes(o)) {
         use_threads(t);
         for (std::size_t n : sizes_or(o, {1000, 100000, 10000000})) {
@@ -97,24 +102,43 @@ void triad(const options& o, report& out) {
             out.progress("triad: n = " + std::to_string(n) + ", " + thr(t));
             raw_arrays r(n);
             vec_arrays e(n, policy);
+            // ccnuma::vector three times: its default (automatic) store mode, and each mode forced,
+            // so the run shows where non-temporal stores pay on this machine (stores.hpp).
+            const auto expr = [&](ccnuma::stores mode) {
+                return [&, mode](std::size_t k) {
+                    e.a.set_store_mode(mode);
+                    triad_expr(e.a, e.b, e.c, e.d, k);
+                };
+            };
             std::vector<variant> v{timed("raw OpenMP loop", [&](std::size_t k) { triad_raw(r.a.get(), r.b.get(), r.c.get(), r.d.get(), n, k); }),
-                                   timed("ccnuma::vector a = b + c * d", [&](std::size_t k) { triad_expr(e.a, e.b, e.c, e.d, k); })};
+                                   timed("ccnuma::vector a = b + c * d", expr(ccnuma::stores::automatic)),
+                                   timed("ccnuma::vector, regular stores", expr(ccnuma::stores::regular)),
+                                   timed("ccnuma::vector, streaming stores", expr(ccnuma::stores::streaming))};
+            constexpr std::size_t own = 4;  // variants of ours; the peers follow
+            const bool auto_streams = ccnuma::streams(ccnuma::stores::automatic, n * sizeof(double), false, true);
             std::vector<std::size_t> peer_n(likwid.size(), n);
             for (std::size_t k = 0; k < likwid.size(); ++k) v.push_back(peers::likwid(likwid[k], n, t, &peer_n[k]));
             const auto m = measure(v, o.reps, o.min_time);
             check_close("triad raw OpenMP loop: a", r.a.get(), n, triad_expected);
-            check_close("triad ccnuma::vector: a", e.a.data(), n, triad_expected);
+            for (ccnuma::stores mode : {ccnuma::stores::regular, ccnuma::stores::streaming, ccnuma::stores::automatic}) {
+                std::fill(e.a.begin(), e.a.end(), -1.0);  // each mode's own result is checked
+                expr(mode)(1);
+                check_close("triad ccnuma::vector (" + std::string(ccnuma::to_string(mode)) + " stores): a", e.a.data(), n,
+                            triad_expected);
+            }
             std::vector<result> rs;
             for (std::size_t k = 0; k < v.size(); ++k) {
-                const double nn = static_cast<double>(k < 2 ? n : peer_n[k - 2]);
+                const double nn = static_cast<double>(k < own ? n : peer_n[k - own]);
                 // 3 loads and 1 store of 8 bytes, 2 flops; write-allocate reads the stored line
-                // once more, except with non-temporal stores (likwid's triad_mem_*).
-                const bool nt = k >= 2 && v[k].name.find("_mem_") != std::string::npos;
+                // once more, except with non-temporal stores (likwid's triad_mem_*, and ours
+                // when streaming).
+                const bool nt = k >= own ? v[k].name.find("_mem_") != std::string::npos : k == 3 || (k == 1 && auto_streams);
                 rs.push_back(bandwidth("triad", v[k].name, n, t, m, k, 32 * nn, (nt ? 32 : 40) * nn, 2 * nn));
             }
+            streaming_gain[t].push_back({n, summarize(rs[3].values).median / summarize(rs[2].values).median});
             if (!likwid.empty()) {
-                std::size_t best = 2;
-                for (std::size_t k = 3; k < rs.size(); ++k)
+                std::size_t best = own;
+                for (std::size_t k = own + 1; k < rs.size(); ++k)
                     if (summarize(rs[k].values).median > summarize(rs[best].values).median) best = k;
                 const double peak = summarize(rs[best].values).median;
                 for (auto& r2 : rs) r2.counters["vs_best_peer"] = summarize(r2.values).median / peak;
@@ -123,6 +147,23 @@ void triad(const options& o, report& out) {
             }
             for (auto& r2 : rs) out.add(std::move(r2));
         }
+    }
+    // The calibration of stores::automatic: the smallest n from which streaming stores beat
+    // regular ones at this n and at every larger n measured. Their destination size is the
+    // threshold to give CCNUMA_STREAMING_THRESHOLD on this machine.
+    for (const auto& [t, gains] : streaming_gain) {
+        std::size_t from = 0;
+        bool found = false;
+        for (auto it = gains.rbegin(); it != gains.rend() && it->second > 1.0; ++it) from = it->first, found = true;
+        const std::string now = "automatic streams above " + std::to_string(ccnuma::streaming_threshold()) + " bytes now";
+        if (found)
+            out.note("streaming stores: faster than regular ones from n = " + std::to_string(from) + " on (" + thr(t) +
+                     "): CCNUMA_STREAMING_THRESHOLD=" + std::to_string(from * sizeof(double) - 1) + " fits this machine (" +
+                     now + ")");
+        else
+            out.note("streaming stores: not faster than regular ones at the largest n measured (" + thr(t) +
+                     "): keep CCNUMA_STREAMING_THRESHOLD above " +
+                     std::to_string(gains.empty() ? 0 : gains.back().first * sizeof(double)) + " bytes (" + now + ")");
     }
 }
 
