@@ -144,6 +144,8 @@ def bad_options_test(binary):
         check(len(lines) == 1 and lines[0].startswith("ccnuma-bench: "), "%s: one line on stderr, got %r" % (args, err))
     rc, out, err = run([binary, "--help"])
     check(rc == 0 and "usage: ccnuma-bench" in out and "placement" in out, "--help")
+    rc, out, err = run([binary, "--version"])
+    check(rc == 0 and out.startswith("ccnuma-bench (ccnuma) ") and not err, "--version: %r %r" % (out, err))
     print("ok: %d bad invocations give one line and a non-zero exit" % len(cases))
 
 

@@ -1,6 +1,7 @@
 #include "options.hpp"
 
 #include <ccnuma/topology.hpp>
+#include <ccnuma/version.hpp>
 
 #include <getopt.h>
 
@@ -113,7 +114,7 @@ ccnuma::pages options::page_size() const { return ccnuma::page_kind(container_po
 std::string usage() {
     return R"(usage: ccnuma-bench KERNEL [options]
        ccnuma-bench plot RESULTS... -o FIG.png
-       ccnuma-bench --help
+       ccnuma-bench --help | --version
 
 kernels:
   triad          a = b + c * d: raw OpenMP loop and ccnuma::vector (--peers: likwid-bench too)
@@ -163,7 +164,7 @@ std::optional<options> parse(int argc, char** argv) {
         {"variant", required_argument, nullptr, o_variant}, {"teams", required_argument, nullptr, o_teams},
         {"only", required_argument, nullptr, o_only},   {"sweeps", required_argument, nullptr, o_sweeps},
         {"quiet", no_argument, nullptr, 'q'},           {"help", no_argument, nullptr, 'h'},
-        {nullptr, 0, nullptr, 0}};
+        {"version", no_argument, nullptr, 'V'},         {nullptr, 0, nullptr, 0}};
     options o;
     opterr = 0;
     optind = 1;
@@ -227,6 +228,7 @@ std::optional<options> parse(int argc, char** argv) {
             case o_sweeps: o.sweeps = count("--sweeps", arg, 1, 1e9); break;
             case 'q': o.quiet = true; break;
             case 'h': std::fputs(usage().c_str(), stdout); return std::nullopt;
+            case 'V': std::printf("ccnuma-bench (ccnuma) %s\n", ccnuma::library_version()); return std::nullopt;
             case ':': bad(opt + " needs a value");
             default: bad("unknown option \"" + opt + "\" (see ccnuma-bench --help)");
         }
