@@ -31,17 +31,29 @@
 /// The algorithms use the traits alone. Each one stands with its par:: version; a new one is
 /// the sequential function over detail::for_each_segment or detail::lockstep and the par::
 /// function over detail::par_pieces, next to each other.
+///
+/// The whole-range writes par::fill, par::copy and par::transform take a store mode first
+/// (stores.hpp), `automatic` when it is left out: a raw float or double output range then gets
+/// non-temporal stores when the call writes more than streaming_threshold() bytes and the piece
+/// reads no operand it writes. Each piece ends with one sfence on the thread that wrote it.
+///
+///     ccnuma::par::fill(ccnuma::stores::streaming, a.begin(), a.end(), 0.0);
+///     ccnuma::par::transform(ccnuma::stores::regular, b.begin(), b.end(), a.begin(), op);
 
 #include <ccnuma/detail/parallel.hpp>
+#include <ccnuma/detail/streaming.hpp>
 #include <ccnuma/padded.hpp>
 #include <ccnuma/segmented_iterator_traits.hpp>
+#include <ccnuma/stores.hpp>
 
 #include <algorithm>
 #include <atomic>
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <iterator>
 #include <limits>
+#include <memory>
 #include <numeric>
 #include <optional>
 #include <type_traits>
@@ -146,6 +158,61 @@ void advance_by(L& it, D k) {
 template <class It>
 It at(It first, std::size_t d) {
     return first + static_cast<std::iter_difference_t<It>>(d);
+}
+
+/// How a whole-range write stores: the caller's mode and the bytes of the whole call (what
+/// `automatic` compares with the threshold). Sequential algorithms store regularly.
+struct store_choice {
+    stores mode = stores::regular;
+    std::size_t bytes = 0;
+};
+
+/// An output a whole-range write may stream to: float or double behind a contiguous, writable
+/// iterator (a raw pointer, std::vector's, ccnuma::vector's).
+template <class Out>
+concept stream_output = std::contiguous_iterator<Out> && std::is_lvalue_reference_v<std::iter_reference_t<Out>> &&
+                        !std::is_const_v<std::remove_reference_t<std::iter_reference_t<Out>>> &&
+                        streamable<std::iter_value_t<Out>>;
+
+/// Whether the k elements at `in` may share memory with the k elements at `out`: exact for two
+/// contiguous ranges, true when `in` is an iterator whose memory cannot be seen (it might read out).
+template <class In, class Out>
+bool may_alias(const In& in, const Out& out, std::size_t k) noexcept {
+    if constexpr (std::contiguous_iterator<In> && std::contiguous_iterator<Out>) {
+        const auto i0 = reinterpret_cast<std::uintptr_t>(std::to_address(in));
+        const auto o0 = reinterpret_cast<std::uintptr_t>(std::to_address(out));
+        return i0 < o0 + k * sizeof(std::iter_value_t<Out>) && o0 < i0 + k * sizeof(std::iter_value_t<In>);
+    } else {
+        return true;
+    }
+}
+
+/// The one place a piece of a whole-range write may stream: out[0, k) = at(i) with
+/// non-temporal stores when the output is a contiguous float or double range and streams()
+/// says so for this call and this piece (`aliases`: the piece reads memory it writes); `out`
+/// then moves past the piece. Returns false, having written nothing, otherwise; the caller
+/// then stores regularly.
+template <class L, class Aliases, class At>
+bool stream_piece(const store_choice& c, L& out, std::size_t k, Aliases&& aliases, const At& at) {
+    if constexpr (stream_output<L>) {
+        if (c.mode == stores::regular || k == 0 || !streams(c.mode, c.bytes, aliases(), true)) return false;
+        stream_range(std::to_address(out), 0, k, at);
+        out += static_cast<std::iter_difference_t<L>>(k);
+        return true;
+    } else {
+        (void)c, (void)out, (void)k, (void)aliases, (void)at;
+        return false;
+    }
+}
+
+/// The store choice of a par:: call over [first, last) writing to an Out. Ranges that are not
+/// random access are not measured (that would consume a single-pass input): they never stream.
+template <class Out, class It>
+store_choice choice_for(stores mode, const It& first, const It& last) {
+    if constexpr (std::random_access_iterator<It> && requires { sizeof(std::iter_value_t<Out>); })
+        return {mode, static_cast<std::size_t>(last - first) * sizeof(std::iter_value_t<Out>)};
+    else
+        return {stores::regular, 0};
 }
 
 // ---- par:: helpers: the traits' index() and owners() give each segment its thread --------
@@ -284,37 +351,57 @@ void for_each(It first, It last, F f) {
 
 // ---- transform -----------------------------------------------------------------------------
 
-/// out[i] = op(first[i]); returns the end of the output.
+namespace detail {
+
+/// transform with a store choice: the sequential algorithm with regular stores, a par:: piece
+/// with the call's choice.
 template <class It, class Out, class Op>
-Out transform(It first, It last, Out out, Op op) {
-    if constexpr (detail::hierarchical<It, Out>) {
-        detail::cursor<Out> o(out);
-        detail::lockstep(
+Out transform(const store_choice& c, It first, It last, Out out, Op& op) {
+    if constexpr (hierarchical<It, Out>) {
+        cursor<Out> o(out);
+        lockstep(
             first, last,
             [&](auto b, auto e, auto& lo) {
+                const auto k = static_cast<std::size_t>(std::distance(b, e));
+                if constexpr (std::random_access_iterator<decltype(b)>) {
+                    if (stream_piece(c, lo, k, [&] { return may_alias(b, lo, k); }, [&](std::size_t i) { return op(b[i]); }))
+                        return false;
+                }
                 lo = std::transform(b, e, lo, op);
                 return false;
             },
             o);
         return o.get();
     } else {
-        return std::transform(first, last, out, std::move(op));
+        if constexpr (std::random_access_iterator<It>) {
+            const auto k = static_cast<std::size_t>(last - first);
+            if (stream_piece(c, out, k, [&] { return may_alias(first, out, k); }, [&](std::size_t i) { return op(first[i]); }))
+                return out;
+        }
+        return std::transform(first, last, out, op);
     }
 }
 
-/// out[i] = op(first1[i], first2[i]); returns the end of the output. With the same
-/// segmentation everywhere this is one std::transform over raw pointers per segment.
 template <class It1, class It2, class Out, class Op>
-Out transform(It1 first1, It1 last1, It2 first2, Out out, Op op) {
-    if constexpr (detail::hierarchical<It1, It2, Out>) {
-        detail::cursor<It2> in(first2);
-        detail::cursor<Out> o(out);
-        detail::lockstep(
+Out transform(const store_choice& c, It1 first1, It1 last1, It2 first2, Out out, Op& op) {
+    if constexpr (hierarchical<It1, It2, Out>) {
+        cursor<It2> in(first2);
+        cursor<Out> o(out);
+        lockstep(
             first1, last1,
             [&](auto b, auto e, auto& l2, auto& lo) {
+                const auto k = static_cast<std::size_t>(std::distance(b, e));
                 if constexpr (std::random_access_iterator<std::remove_reference_t<decltype(l2)>>) {
+                    if constexpr (std::random_access_iterator<decltype(b)>) {
+                        if (stream_piece(
+                                c, lo, k, [&] { return may_alias(b, lo, k) || may_alias(l2, lo, k); },
+                                [&](std::size_t i) { return op(b[i], l2[i]); })) {
+                            advance_by(l2, k);
+                            return false;
+                        }
+                    }
                     lo = std::transform(b, e, l2, lo, op);
-                    detail::advance_by(l2, e - b);
+                    advance_by(l2, k);
                 } else {
                     for (; b != e; ++b, ++l2, ++lo) *lo = op(*b, *l2);
                 }
@@ -323,97 +410,182 @@ Out transform(It1 first1, It1 last1, It2 first2, Out out, Op op) {
             in, o);
         return o.get();
     } else {
-        return std::transform(first1, last1, first2, out, std::move(op));
+        if constexpr (std::random_access_iterator<It1> && std::random_access_iterator<It2>) {
+            const auto k = static_cast<std::size_t>(last1 - first1);
+            if (stream_piece(
+                    c, out, k, [&] { return may_alias(first1, out, k) || may_alias(first2, out, k); },
+                    [&](std::size_t i) { return op(first1[i], first2[i]); }))
+                return out;
+        }
+        return std::transform(first1, last1, first2, out, op);
     }
+}
+
+}  // namespace detail
+
+/// out[i] = op(first[i]); returns the end of the output.
+template <class It, class Out, class Op>
+Out transform(It first, It last, Out out, Op op) {
+    return detail::transform(detail::store_choice{}, first, last, out, op);
+}
+
+/// out[i] = op(first1[i], first2[i]); returns the end of the output. With the same
+/// segmentation everywhere this is one std::transform over raw pointers per segment.
+template <class It1, class It2, class Out, class Op>
+Out transform(It1 first1, It1 last1, It2 first2, Out out, Op op) {
+    return detail::transform(detail::store_choice{}, first1, last1, first2, out, op);
 }
 
 namespace par {
-/// out[i] = op(first[i]), by the owners of the output's segments (or of the input's).
+/// out[i] = op(first[i]), by the owners of the output's segments (or of the input's), with
+/// stores `mode`.
 template <class It, class Out, class Op>
-Out transform(It first, It last, Out out, Op op) {
+Out transform(stores mode, It first, It last, Out out, Op op) {
+    const auto c = detail::choice_for<Out>(mode, first, last);
     if constexpr (detail::par_ready<It, Out>) {
         const auto n = static_cast<std::size_t>(last - first);
         detail::par_pieces(detail::driver(out, first), n, [&](std::size_t, std::size_t d0, std::size_t d1) {
-            ccnuma::transform(detail::at(first, d0), detail::at(first, d1), detail::at(out, d0), op);
+            Op f = op;  // each piece its own, as std::transform's copy
+            detail::transform(c, detail::at(first, d0), detail::at(first, d1), detail::at(out, d0), f);
         });
         return detail::at(out, n);
     } else {
-        return ccnuma::transform(first, last, out, std::move(op));
+        return detail::transform(c, first, last, out, op);
     }
 }
 
-/// out[i] = op(first1[i], first2[i]), by the owners of the output's segments (or of an input's).
+/// out[i] = op(first1[i], first2[i]), by the owners of the output's segments (or of an
+/// input's), with stores `mode`.
 template <class It1, class It2, class Out, class Op>
-Out transform(It1 first1, It1 last1, It2 first2, Out out, Op op) {
+Out transform(stores mode, It1 first1, It1 last1, It2 first2, Out out, Op op) {
+    const auto c = detail::choice_for<Out>(mode, first1, last1);
     if constexpr (detail::par_ready<It1, It2, Out>) {
         const auto n = static_cast<std::size_t>(last1 - first1);
         detail::par_pieces(detail::driver(out, first1, first2), n, [&](std::size_t, std::size_t d0, std::size_t d1) {
-            ccnuma::transform(detail::at(first1, d0), detail::at(first1, d1), detail::at(first2, d0), detail::at(out, d0), op);
+            Op f = op;
+            detail::transform(c, detail::at(first1, d0), detail::at(first1, d1), detail::at(first2, d0),
+                              detail::at(out, d0), f);
         });
         return detail::at(out, n);
     } else {
-        return ccnuma::transform(first1, last1, first2, out, std::move(op));
+        return detail::transform(c, first1, last1, first2, out, op);
     }
+}
+
+/// par::transform with automatic stores.
+template <class It, class Out, class Op>
+Out transform(It first, It last, Out out, Op op) {
+    return par::transform(stores::automatic, first, last, out, std::move(op));
+}
+template <class It1, class It2, class Out, class Op>
+Out transform(It1 first1, It1 last1, It2 first2, Out out, Op op) {
+    return par::transform(stores::automatic, first1, last1, first2, out, std::move(op));
 }
 }  // namespace par
 
 // ---- fill ----------------------------------------------------------------------------------
 
+namespace detail {
+template <class It, class T>
+void fill(const store_choice& c, It first, It last, const T& value) {
+    if constexpr (segmented<It>) {
+        for_each_segment(first, last, [&](const auto&, auto b, auto e) { detail::fill(c, b, e, value); });
+    } else {
+        if constexpr (std::random_access_iterator<It>) {
+            // A copy: value may be an element of the range.
+            const std::iter_value_t<It> v = value;
+            if (stream_piece(c, first, static_cast<std::size_t>(last - first), [] { return false; },
+                             [v](std::size_t) { return v; }))
+                return;
+        }
+        std::fill(first, last, value);
+    }
+}
+}  // namespace detail
+
 template <class It, class T>
 void fill(It first, It last, const T& value) {
-    if constexpr (segmented<It>)
-        detail::for_each_segment(first, last, [&](const auto&, auto b, auto e) { ccnuma::fill(b, e, value); });
-    else
-        std::fill(first, last, value);
+    detail::fill(detail::store_choice{}, first, last, value);
 }
 
 namespace par {
+/// Fills each segment's part on its owner, with stores `mode`.
 template <class It, class T>
-void fill(It first, It last, const T& value) {
+void fill(stores mode, It first, It last, const T& value) {
+    const auto c = detail::choice_for<It>(mode, first, last);
     if constexpr (detail::par_ready<It>) {
         detail::par_pieces(first, static_cast<std::size_t>(last - first), [&](std::size_t, std::size_t d0, std::size_t d1) {
-            ccnuma::fill(detail::at(first, d0), detail::at(first, d1), value);
+            detail::fill(c, detail::at(first, d0), detail::at(first, d1), value);
         });
     } else {
-        ccnuma::fill(first, last, value);
+        detail::fill(c, first, last, value);
     }
+}
+/// par::fill with automatic stores.
+template <class It, class T>
+void fill(It first, It last, const T& value) {
+    par::fill(stores::automatic, first, last, value);
 }
 }  // namespace par
 
 // ---- copy ----------------------------------------------------------------------------------
 
-/// Copies [first, last) to out (out must not lie in [first, last)); returns the end of the
-/// output. Trivially copyable elements go by memmove, segment by segment.
+namespace detail {
 template <class It, class Out>
-Out copy(It first, It last, Out out) {
-    if constexpr (detail::hierarchical<It, Out>) {
-        detail::cursor<Out> o(out);
-        detail::lockstep(
+Out copy(const store_choice& c, It first, It last, Out out) {
+    if constexpr (hierarchical<It, Out>) {
+        cursor<Out> o(out);
+        lockstep(
             first, last,
             [&](auto b, auto e, auto& lo) {
+                const auto k = static_cast<std::size_t>(std::distance(b, e));
+                if constexpr (std::random_access_iterator<decltype(b)>) {
+                    if (stream_piece(c, lo, k, [&] { return may_alias(b, lo, k); }, [&](std::size_t i) { return b[i]; }))
+                        return false;
+                }
                 lo = std::copy(b, e, lo);
                 return false;
             },
             o);
         return o.get();
     } else {
+        if constexpr (std::random_access_iterator<It>) {
+            const auto k = static_cast<std::size_t>(last - first);
+            if (stream_piece(c, out, k, [&] { return may_alias(first, out, k); }, [&](std::size_t i) { return first[i]; }))
+                return out;
+        }
         return std::copy(first, last, out);
     }
 }
+}  // namespace detail
 
-namespace par {
-/// Copies [first, last) to out, by the owners of the output's segments (or of the input's).
+/// Copies [first, last) to out (out must not lie in [first, last)); returns the end of the
+/// output. Trivially copyable elements go by memmove, segment by segment.
 template <class It, class Out>
 Out copy(It first, It last, Out out) {
+    return detail::copy(detail::store_choice{}, first, last, out);
+}
+
+namespace par {
+/// Copies [first, last) to out, by the owners of the output's segments (or of the input's),
+/// with stores `mode`.
+template <class It, class Out>
+Out copy(stores mode, It first, It last, Out out) {
+    const auto c = detail::choice_for<Out>(mode, first, last);
     if constexpr (detail::par_ready<It, Out>) {
         const auto n = static_cast<std::size_t>(last - first);
         detail::par_pieces(detail::driver(out, first), n, [&](std::size_t, std::size_t d0, std::size_t d1) {
-            ccnuma::copy(detail::at(first, d0), detail::at(first, d1), detail::at(out, d0));
+            detail::copy(c, detail::at(first, d0), detail::at(first, d1), detail::at(out, d0));
         });
         return detail::at(out, n);
     } else {
-        return ccnuma::copy(first, last, out);
+        return detail::copy(c, first, last, out);
     }
+}
+/// par::copy with automatic stores.
+template <class It, class Out>
+Out copy(It first, It last, Out out) {
+    return par::copy(stores::automatic, first, last, out);
 }
 }  // namespace par
 

@@ -26,11 +26,13 @@
 /// seg::per_node, else omp_get_max_threads(). With the default, segment s is thread s's.
 
 #include <ccnuma/detail/parallel.hpp>
+#include <ccnuma/detail/streaming.hpp>
 #include <ccnuma/detail/throw_error.hpp>
 #include <ccnuma/padded.hpp>
 #include <ccnuma/pages.hpp>
 #include <ccnuma/placement.hpp>
 #include <ccnuma/segmented_iterator.hpp>
+#include <ccnuma/stores.hpp>
 #include <ccnuma/topology.hpp>
 
 #include <omp.h>
@@ -143,10 +145,17 @@ public:
         build([](T* q, std::size_t) noexcept(std::is_nothrow_default_constructible_v<T>) { ::new (q) T(); });
     }
     /// n copies of value, each made by its segment's owner (so memory a T owns is local too).
+    /// float and double are written with automatic stores (stores.hpp): streamed beyond
+    /// streaming_threshold().
     seg_array(size_type n, const T& value, segmentation segs = seg::per_thread, ccnuma::padding pad_to = pad::page,
               const Policy& p = Policy{}) {
+        // Decided before anything is allocated: a bad CCNUMA_STREAMING_THRESHOLD throws here.
+        const bool stream = streams_by_value(n);
         setup(n, segs, pad_to, p);
-        build([&value](T* q, std::size_t) noexcept(std::is_nothrow_copy_constructible_v<T>) { ::new (q) T(value); });
+        if (stream)
+            build_streamed(value);
+        else
+            build([&value](T* q, std::size_t) noexcept(std::is_nothrow_copy_constructible_v<T>) { ::new (q) T(value); });
     }
     /// Element i is gen(i), i counted over the whole array. gen is called concurrently.
     template <class G>
@@ -425,6 +434,31 @@ private:
                 layout_.reset();
                 throw;
             }
+        }
+    }
+
+    /// Whether construction by value streams n elements: automatic stores, no operand to alias.
+    static bool streams_by_value(size_type n) {
+        if constexpr (detail::streamable<T>) {
+            const std::size_t bytes = n > std::numeric_limits<std::size_t>::max() / sizeof(T) ? std::numeric_limits<std::size_t>::max() : n * sizeof(T);
+            return ccnuma::streams(stores::automatic, bytes, false, true);
+        } else {
+            (void)n;
+            return false;
+        }
+    }
+
+    /// build() for copies of one float or double, each segment streamed by its owner.
+    void build_streamed(const T& value) {
+        if constexpr (detail::streamable<T>) {
+            const auto& l = *layout_;
+            if (l.n == 0) return;
+            detail::parallel_for(l.segments, l.owners, [&l, this, v = value](std::size_t s) noexcept {
+                detail::stream_range(l.begin(s), 0, l.offset(s + 1) - l.offset(s), [v](std::size_t) noexcept { return v; });
+                touch_padding(s);
+            });
+        } else {
+            (void)value;
         }
     }
 

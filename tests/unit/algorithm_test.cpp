@@ -2,7 +2,8 @@
 // par::, for segment counts 1, 2, 3 and 7, paddings none, cache line and page, and sizes 0, 1, a
 // prime and a large prime; subranges that start and end inside segments; ranges with other
 // segmentations, plain iterators, non-random-access iterators and output iterators; the
-// thread that runs each segment under par::; exceptions from function objects.
+// thread that runs each segment under par::; exceptions from function objects; par::fill, copy
+// and transform under every store mode (stores.hpp), at every offset in a 64-byte line.
 
 #include <ccnuma/algorithm.hpp>
 #include <ccnuma/seg_array.hpp>
@@ -14,9 +15,11 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <cstring>
 #include <functional>
 #include <iterator>
+#include <limits>
 #include <list>
 #include <numeric>
 #include <stdexcept>
@@ -340,6 +343,148 @@ TEST(ParallelAlgorithms, ExceptionsFromFunctionObjectsReachTheCaller) {
     EXPECT_THROW((void)ccnuma::par::reduce(a.begin(), a.end(), 0, [&](int x, int y) { return bad(x) + bad(y); }),
                  std::domain_error);
     EXPECT_THROW((void)ccnuma::par::count_if(a.begin(), a.end(), [&](int x) { return bad(x) > 0; }), std::domain_error);
+}
+
+// ---- store modes of par::fill, par::copy and par::transform ------------------------------
+
+constexpr ccnuma::stores all_modes[] = {ccnuma::stores::regular, ccnuma::stores::streaming, ccnuma::stores::automatic};
+
+template <class T>
+T real_at(std::size_t i) {
+    return static_cast<T>(static_cast<double>((i * 7919) % 10007) / 8.0 - 600.0);  // exact in float too
+}
+
+// Every mode writes what regular stores write: subranges starting at each element of a 64-byte
+// line (the head before the first aligned vector, whole vectors, the tail), several
+// segmentations (so pieces of every length), in place, into other segmentations and into a
+// std::vector, and what lies outside the written range stays as it was.
+template <class T>
+void every_mode_writes_the_same() {
+    using arr = ccnuma::seg_array<T>;
+    for (const ccnuma::stores mode : all_modes)
+        for (std::size_t segments : {std::size_t{1}, std::size_t{3}, std::size_t{7}})
+            for (const ccnuma::padding pad : {ccnuma::pad::none, ccnuma::pad::cache_line, ccnuma::pad::page})
+                for (std::size_t n : {std::size_t{0}, std::size_t{9}, std::size_t{1037}, std::size_t{100003}}) {
+                    SCOPED_TRACE(std::string(ccnuma::to_string(mode)) + ", " + std::to_string(segments) + " segments, pad " +
+                                 pad_name(pad) + ", n " + std::to_string(n));
+                    const auto segs = ccnuma::seg::count(segments), other_segs = ccnuma::seg::count(segments + 2);
+                    const arr b(n, real_at<T>, segs, pad), c(n, [](std::size_t i) { return real_at<T>(i + 5); }, other_segs,
+                                                             ccnuma::pad::none);
+                    const std::size_t lanes = 64 / sizeof(T);
+                    for (std::size_t first = 0; first <= std::min(n, lanes); ++first) {
+                        const std::size_t last = n - std::min(n - first, first % 3);  // tails of 0, 1 and 2
+                        const auto f = static_cast<std::ptrdiff_t>(first), l = static_cast<std::ptrdiff_t>(last);
+                        arr a(n, T(-1), segs, pad);
+                        arr other(n, T(-1), other_segs, ccnuma::pad::page);
+                        std::vector<T> plain(n, T(-1));
+                        auto untouched_outside = [&](const auto& v, const char* what) {
+                            for (std::size_t i = 0; i < n; ++i) {
+                                if (i < first || i >= last) {
+                                    ASSERT_EQ(v[i], T(-1)) << what << " wrote element " << i;
+                                }
+                            }
+                        };
+
+                        ccnuma::par::fill(mode, a.begin() + f, a.begin() + l, T(2.5));
+                        untouched_outside(a, "fill");
+                        for (std::size_t i = first; i < last; ++i) ASSERT_EQ(a[i], T(2.5)) << "fill " << i;
+
+                        EXPECT_EQ(ccnuma::par::copy(mode, b.begin() + f, b.begin() + l, other.begin() + f), other.begin() + l);
+                        untouched_outside(other, "copy");
+                        for (std::size_t i = first; i < last; ++i) ASSERT_EQ(other[i], b[i]) << "copy " << i;
+
+                        const auto twice = [](T x) { return T(2) * x; };
+                        EXPECT_EQ(ccnuma::par::transform(mode, b.begin() + f, b.begin() + l, plain.begin() + f, twice),
+                                  plain.begin() + l);
+                        untouched_outside(plain, "transform into a std::vector");
+                        for (std::size_t i = first; i < last; ++i) ASSERT_EQ(plain[i], T(2) * b[i]) << "transform " << i;
+
+                        // In place, and with inputs of two other segmentations: b + c into a.
+                        ccnuma::par::transform(mode, a.begin() + f, a.begin() + l, a.begin() + f, [](T x) { return x + T(1); });
+                        for (std::size_t i = first; i < last; ++i) ASSERT_EQ(a[i], T(3.5)) << "in place " << i;
+                        ccnuma::par::transform(mode, b.begin() + f, b.begin() + l, c.begin() + f, a.begin() + f, std::plus<>{});
+                        untouched_outside(a, "binary transform");
+                        for (std::size_t i = first; i < last; ++i) ASSERT_EQ(a[i], b[i] + c[i]) << "binary " << i;
+                    }
+                }
+}
+
+TEST(StoreModes, EveryModeWritesWhatRegularStoresWriteDouble) { every_mode_writes_the_same<double>(); }
+TEST(StoreModes, EveryModeWritesWhatRegularStoresWriteFloat) { every_mode_writes_the_same<float>(); }
+
+TEST(StoreModes, TypesWithoutStreamingStoresTakeTheRegularPath) {
+    ccnuma::seg_array<long long> a(100003, 0LL, ccnuma::seg::count(3));
+    const ccnuma::seg_array<long long> b(100003, value_at, ccnuma::seg::count(5));
+    ccnuma::par::copy(ccnuma::stores::streaming, b.begin(), b.end(), a.begin());
+    EXPECT_TRUE(std::ranges::equal(a, b));
+    std::list<long long> appended;  // not random access: sequential, regular
+    ccnuma::par::transform(ccnuma::stores::streaming, b.begin(), b.end(), std::back_inserter(appended), std::negate<>{});
+    EXPECT_EQ(appended.size(), b.size());
+    EXPECT_EQ(appended.front(), -b[0]);
+}
+
+// The decision of one piece: streaming streams; automatic never streams a piece that reads
+// what it writes, and otherwise streams exactly when streams() says so for the call's bytes;
+// regular never streams; an int output never streams.
+TEST(StoreModes, AutomaticSkipsPiecesThatReadTheirOutput) {
+    std::vector<double> in(64, 1.0), out(64, 0.0);
+    double* o = out.data();
+    auto at = [&](std::size_t i) { return in[i] * 2; };
+    const std::size_t huge = std::numeric_limits<std::size_t>::max() / 2;
+    auto piece = [&](ccnuma::stores mode, bool aliases) {
+        double* p = o;
+        const bool streamed = ccnuma::detail::stream_piece({mode, huge}, p, 64, [&] { return aliases; }, at);
+        EXPECT_EQ(p, streamed ? o + 64 : o) << "the output moves past a streamed piece only";
+        return streamed;
+    };
+    EXPECT_TRUE(piece(ccnuma::stores::streaming, true));
+    EXPECT_EQ(out[63], 2.0);
+    EXPECT_FALSE(piece(ccnuma::stores::regular, false));
+    EXPECT_FALSE(piece(ccnuma::stores::automatic, true));
+    EXPECT_EQ(piece(ccnuma::stores::automatic, false), ccnuma::streams(ccnuma::stores::automatic, huge, false, true));
+    EXPECT_EQ(piece(ccnuma::stores::automatic, false), ccnuma::streaming_threshold() != 0);
+    std::vector<int> ints(64);
+    auto ip = ints.begin();
+    EXPECT_FALSE(ccnuma::detail::stream_piece({ccnuma::stores::streaming, huge}, ip, 64, [] { return false; },
+                                              [](std::size_t) { return 1; }));
+    EXPECT_EQ(ints[0], 0);
+
+    // What counts as aliasing: overlapping raw ranges, and any input whose memory is not seen.
+    EXPECT_TRUE(ccnuma::detail::may_alias(in.data(), in.data() + 10, 11));
+    EXPECT_FALSE(ccnuma::detail::may_alias(in.data(), in.data() + 10, 10));
+    EXPECT_FALSE(ccnuma::detail::may_alias(in.cbegin(), out.begin(), 64));
+    EXPECT_TRUE(ccnuma::detail::may_alias(out.begin() + 63, out.data(), 64));
+    const std::list<double> linked(4);
+    EXPECT_TRUE(ccnuma::detail::may_alias(linked.begin(), o, 4));
+}
+
+TEST(StoreModes, StreamedPiecesRunOnTheOwnerOfTheirSegment) {
+    for (unsigned threads : {1u, 2u, 3u}) {
+        const auto policy = ccnuma::first_touch{}.threads(threads);
+        const auto owner = test_support::static_owners(7, threads, 0);
+        ccnuma::seg_array<double> ran_on(50021, -1.0, ccnuma::seg::count(7), ccnuma::pad::none, policy);
+        const ccnuma::seg_array<double> input(50021, 0.0, ccnuma::seg::count(4), ccnuma::pad::page, policy);
+        ccnuma::par::transform(ccnuma::stores::streaming, input.begin(), input.end(), ran_on.begin(),
+                               [](double) { return static_cast<double>(omp_get_thread_num()); });
+        std::size_t wrong = 0;
+        for (std::size_t s = 0; s < 7; ++s)
+            for (double t : ran_on.segment(s)) wrong += t != owner[s];
+        EXPECT_EQ(wrong, 0u) << threads << " threads";
+    }
+}
+
+TEST(StoreModes, ExceptionsFromAStreamedTransformReachTheCaller) {
+    const ccnuma::seg_array<double> a(10000, [](std::size_t i) { return static_cast<double>(i); }, ccnuma::seg::count(4),
+                                      ccnuma::pad::page, ccnuma::first_touch{}.threads(4));
+    ccnuma::seg_array<double> out(10000, 0.0, ccnuma::seg::count(4), ccnuma::pad::page, ccnuma::first_touch{}.threads(4));
+    auto bad = [](double x) {
+        if (x == 7777) throw std::domain_error("bad element");
+        return x;
+    };
+    EXPECT_THROW(ccnuma::par::transform(ccnuma::stores::streaming, a.begin(), a.end(), out.begin(), bad), std::domain_error);
+    EXPECT_THROW(ccnuma::par::transform(ccnuma::stores::streaming, a.begin(), a.end(), a.begin(), out.begin(),
+                                        [&](double x, double y) { return bad(x) + y; }),
+                 std::domain_error);
 }
 
 }  // namespace
