@@ -9,6 +9,7 @@ a PNG, and bad options give one line on stderr and a non-zero exit.
     ccnuma_bench_check.py BIN plot                    plot writes a PNG from JSON and from CSV
     ccnuma_bench_check.py BIN bad-options             one-line errors, non-zero exit
     ccnuma_bench_check.py BIN peers                   likwid-bench in the run, or the install hint
+    ccnuma_bench_check.py BIN peers-affinity          under --bind, peers still get every allowed CPU
 """
 import csv
 import json
@@ -167,6 +168,33 @@ def peers_test(binary):
     print("ok: likwid-bench peers in the run")
 
 
+def peers_affinity_test(binary):
+    """--bind pins ccnuma-bench's threads; a peer must still start with the CPUs the process was
+    given (likwid-bench takes its domain from them). A stand-in likwid-bench on PATH records the
+    CPUs it may use and answers in likwid-bench's format."""
+    allowed = sorted(os.sched_getaffinity(0))
+    check(len(allowed) >= 2, "this check needs 2 allowed CPUs to tell a pinned peer from a free one")
+    with tempfile.TemporaryDirectory() as tmp:
+        log = os.path.join(tmp, "cpus")
+        fake = os.path.join(tmp, "likwid-bench")
+        with open(fake, "w") as f:
+            f.write("#!/bin/sh\n"
+                    "python3 -c 'import os; print(sorted(os.sched_getaffinity(0)))' >> '%s'\n"
+                    "printf 'likwid-bench stand-in\\nSize (Byte):\\t32000\\nTime:\\t0.001\\n"
+                    "Iterations per thread:\\t1\\n'\n" % log)
+        os.chmod(fake, 0o755)
+        env = dict(os.environ, PATH=tmp + ":" + os.environ.get("PATH", "/usr/bin:/bin"))
+        rc, out, err = run([binary, "triad", "--peers", "--bind", "%d,compact" % len(allowed), "--n", "1000",
+                            "--reps", "1", "--min-time", "0.001", "--quiet"], env)
+        check(rc == 0, "triad --peers --bind exited %d: %s" % (rc, err.strip()[-500:]))
+        seen = open(log).read().split("\n")
+        seen = [line for line in seen if line]
+        check(seen, "the stand-in likwid-bench ran")
+        check(all(line == str(allowed) for line in seen),
+              "peers start with every allowed CPU %s, not the bound thread's: %s" % (allowed, sorted(set(seen))))
+    print("ok: %d peer runs under --bind started with CPUs %s" % (len(seen), allowed))
+
+
 def main():
     binary, what = sys.argv[1], sys.argv[2]
     if what == "kernel":
@@ -179,6 +207,8 @@ def main():
         bad_options_test(binary)
     elif what == "peers":
         peers_test(binary)
+    elif what == "peers-affinity":
+        peers_affinity_test(binary)
     else:
         check(False, "unknown check " + what)
 

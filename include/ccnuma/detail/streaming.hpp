@@ -38,9 +38,11 @@ inline void stream_store(double* p, const double* v) { _mm_stream_pd(p, _mm_load
 inline void stream_store(float* p, const float* v) { _mm_stream_ps(p, _mm_load_ps(v)); }
 #endif
 
+// `at` by value: a copy local to the thread's function, whose pointers the compiler keeps in
+// registers (through a reference it reloads them after every store, which might alias them).
 template <class T, class At>
     requires streamable<T>
-void stream_range(T* dst, std::size_t lo, std::size_t hi, const At& at) {
+void stream_range(T* dst, std::size_t lo, std::size_t hi, At at) {
     constexpr std::size_t lanes = stream_bytes / sizeof(T);
     std::size_t i = lo;
     for (; i < hi && reinterpret_cast<std::uintptr_t>(dst + i) % stream_bytes != 0; ++i) dst[i] = at(i);
