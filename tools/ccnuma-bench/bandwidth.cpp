@@ -44,13 +44,13 @@ __attribute__((noinline)) void triad_expr(cvec& a, const cvec& b, const cvec& c,
 
 double triad_expected(std::size_t i) { return value(i, 1) + value(i, 2) * value(i, 3); }
 
-/// Raw arrays, default-initialized (no page touched), first-touched in parallel with the
-/// kernels' own schedule: the STREAM way.
+/// Raw arrays, default-initialized (no page touched), 64-byte aligned, first-touched in
+/// parallel with the kernels' own schedule: the STREAM way.
 struct raw_arrays {
     std::size_t n;
-    std::unique_ptr<double[]> a, b, c, d;
+    raw_doubles a, b, c, d;
     explicit raw_arrays(std::size_t size)
-        : n(size), a(new double[size]), b(new double[size]), c(new double[size]), d(new double[size]) {
+        : n(size), a(make_raw_doubles(size)), b(make_raw_doubles(size)), c(make_raw_doubles(size)), d(make_raw_doubles(size)) {
         double *pa = a.get(), *pb = b.get(), *pc = c.get(), *pd = d.get();
 #pragma omp parallel for schedule(static)
         for (std::size_t i = 0; i < size; ++i) {

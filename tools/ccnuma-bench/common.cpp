@@ -88,6 +88,13 @@ void pin(const ccnuma::binding_plan& plan) {
 
 void release() { pthread_setaffinity_np(pthread_self(), sizeof start_mask, &start_mask); }
 
+released_scope::released_scope() {
+    CPU_ZERO(&own_);
+    pthread_getaffinity_np(pthread_self(), sizeof own_, &own_);
+    release();
+}
+released_scope::~released_scope() { pthread_setaffinity_np(pthread_self(), sizeof own_, &own_); }
+
 }  // namespace affinity
 
 }  // namespace bench

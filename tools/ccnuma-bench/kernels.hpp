@@ -6,7 +6,11 @@
 
 #include <ccnuma/binding.hpp>
 
+#include <sched.h>
+
 #include <cstddef>
+#include <memory>
+#include <new>
 #include <string>
 #include <vector>
 
@@ -44,6 +48,18 @@ inline double value(std::size_t i, int which) {
     return static_cast<double>((i * 7 + static_cast<std::size_t>(which)) % 101) / 64.0;
 }
 
+/// n doubles, not initialized (no page touched, as `new double[n]`), 64-byte aligned as
+/// ccnuma::vector's data() is: a raw loop is then compared with the library's loop, not with
+/// its own misaligned vector loads (glibc's malloc aligns to 16 bytes; every AVX-512 load of
+/// such an array straddles two cache lines).
+struct aligned_delete {
+    void operator()(double* p) const noexcept { ::operator delete[](p, std::align_val_t{64}); }
+};
+using raw_doubles = std::unique_ptr<double[], aligned_delete>;
+inline raw_doubles make_raw_doubles(std::size_t n) {
+    return raw_doubles(static_cast<double*>(::operator new[](n * sizeof(double), std::align_val_t{64})));
+}
+
 /// Throws std::runtime_error naming the kernel, variant and first wrong element.
 void check_close(const std::string& what, const double* got, std::size_t n, double (*expected)(std::size_t), double tol = 0);
 [[noreturn]] void wrong(const std::string& what);
@@ -60,6 +76,20 @@ namespace affinity {
 void pin(const ccnuma::binding_plan& plan);
 /// Gives the calling thread the whole mask the process started with.
 void release();
+/// For its lifetime the calling thread has the mask the process started with; its own comes
+/// back at the end. A child process inherits the spawning thread's mask, and a peer such as
+/// likwid-bench takes its domain from it: spawned from a thread bound to one CPU by --bind, it
+/// pinned all its threads to that CPU (every triad median near 40 GB/s here instead of 60-80).
+class released_scope {
+public:
+    released_scope();
+    ~released_scope();
+    released_scope(const released_scope&) = delete;
+    released_scope& operator=(const released_scope&) = delete;
+
+private:
+    cpu_set_t own_;
+};
 }  // namespace affinity
 
 }  // namespace bench

@@ -1,6 +1,7 @@
 #include "peers.hpp"
 
-#include <sched.h>
+#include "kernels.hpp"
+
 #include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -45,51 +46,6 @@ std::set<std::string> cpu_flags() {
     return {};
 }
 
-/// The CPUs the process may use, read before main() binds anything. A child inherits the
-/// affinity of the thread that spawns it, and with --bind that is one CPU: likwid-bench would
-/// then take that single CPU for its whole domain and pin all its threads there (with
-/// --bind 2,compact here its triads ran at half speed, every median near 40.0 GB/s). Peers are
-/// spawned with this mask instead, so that they pin their threads as they would from a shell.
-class startup_affinity {
-public:
-    startup_affinity() : set_(CPU_ALLOC(cpus)) {
-        if (set_ && sched_getaffinity(0, CPU_ALLOC_SIZE(cpus), set_) != 0) {
-            CPU_FREE(set_);
-            set_ = nullptr;
-        }
-    }
-    ~startup_affinity() {
-        if (set_) CPU_FREE(set_);
-    }
-    startup_affinity(const startup_affinity&) = delete;
-    startup_affinity& operator=(const startup_affinity&) = delete;
-
-    /// Runs spawn() with the calling thread on the startup mask, then restores its own.
-    template <class F>
-    auto with(F&& spawn) const {
-        cpu_set_t* now = CPU_ALLOC(cpus);
-        const std::size_t bytes = CPU_ALLOC_SIZE(cpus);
-        const bool moved = set_ && now && sched_getaffinity(0, bytes, now) == 0 && !CPU_EQUAL_S(bytes, now, set_) &&
-                           sched_setaffinity(0, bytes, set_) == 0;
-        struct restore {
-            bool moved;
-            cpu_set_t* now;
-            std::size_t bytes;
-            ~restore() {
-                if (moved) (void)sched_setaffinity(0, bytes, now);
-                if (now) CPU_FREE(now);
-            }
-        } guard{moved, now, bytes};
-        return spawn();
-    }
-
-private:
-    static constexpr int cpus = 8192;  // the kernel's NR_CPUS limit on x86-64
-    cpu_set_t* set_;
-};
-
-const startup_affinity startup;
-
 /// Runs argv with stdout captured; stderr goes to the same pipe, so that likwid's own errors
 /// end up in ours. posix_spawn, not fork: glibc spawns with CLONE_VM | CLONE_VFORK, so the
 /// parent's pages are not made copy-on-write. With fork, the variants timed after a peer paid
@@ -108,7 +64,11 @@ std::string run_capture(const std::vector<std::string>& args, int& status) {
     for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
     argv.push_back(nullptr);
     pid_t pid = 0;
-    const int rc = startup.with([&] { return posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), environ); });
+    int rc = 0;
+    {
+        const affinity::released_scope released;  // the peer pins its threads as from a shell
+        rc = posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), environ);
+    }
     posix_spawn_file_actions_destroy(&actions);
     close(fds[1]);
     if (rc != 0) {

@@ -193,7 +193,7 @@ std::unique_ptr<placed> make(int which, std::size_t n, ccnuma::pages pages) {
             return p;
         }
         case 1: {
-            auto p = std::make_unique<pointer_arrays<std::unique_ptr<double[]>>>(n, [n] { return std::unique_ptr<double[]>(new double[n]); });
+            auto p = std::make_unique<pointer_arrays<raw_doubles>>(n, [n] { return make_raw_doubles(n); });
             double *a = p->p[0], *b = p->p[1], *c = p->p[2], *d = p->p[3];
 #pragma omp parallel for schedule(static)
             for (std::size_t i = 0; i < n; ++i) {
