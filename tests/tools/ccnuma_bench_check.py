@@ -84,6 +84,16 @@ def kernel_test(binary, kernel, extra):
         check("# compiler:" in out and "# ccnuma:" in out, "the context header is printed")
         if kernel == "stream":
             check("Best Rate MB/s" in out, "stream prints STREAM's table")
+        if kernel == "triad":
+            # The calibration note: per team size, every n with its paired evidence, and a verdict.
+            import re
+            notes = [l for l in out.splitlines() if l.startswith("# streaming stores against regular ones")]
+            check(len(notes) == 1, "triad prints one calibration note per team size: %r" % notes)
+            sizes = re.findall(r"n = (\d+): \d+\.\d+x, won (\d+) of (\d+)", notes[0])
+            check([int(n) for n, _, _ in sizes] == [1000, 10000] and all(int(w) <= int(p) == 2 for _, w, p in sizes),
+                  "the note gives each n's median gain and wins over the 2 paired repetitions: %r" % notes[0])
+            check("CCNUMA_STREAMING_THRESHOLD=" in notes[0] and "automatic streams above" in notes[0],
+                  "the note names the threshold to set: %r" % notes[0])
         if kernel == "placement":
             variants = {r["variant"] for r in rows}
             check(len(variants) == 9, "placement runs 9 variants: %s" % sorted(variants))

@@ -73,6 +73,58 @@ std::string thr(unsigned t) { return std::to_string(t) + (t == 1 ? " thread" : "
 
 }  // namespace
 
+namespace {
+
+/// Streaming against regular stores at one n, repetition by repetition: the two variants run
+/// back to back in every round (harness.hpp), so each pair saw the same machine, and a pair's
+/// ratio is free of the drift that moves whole medians on a shared machine.
+struct store_duel {
+    std::size_t n = 0;
+    double median_gain = 0;  ///< median over the pairs of streaming GB/s / regular GB/s
+    std::size_t wins = 0, pairs = 0;
+    /// Streaming counts as faster when it won at least two thirds of the pairs and its median
+    /// gain is above 1: one lucky median is not enough.
+    bool streaming_faster() const { return 3 * wins >= 2 * pairs && pairs > 0 && median_gain > 1.0; }
+};
+
+store_duel duel(std::size_t n, const std::vector<double>& streaming, const std::vector<double>& regular) {
+    store_duel d;
+    d.n = n;
+    std::vector<double> gains;
+    for (std::size_t k = 0; k < std::min(streaming.size(), regular.size()); ++k) {
+        gains.push_back(streaming[k] / regular[k]);
+        d.wins += streaming[k] > regular[k];
+    }
+    d.pairs = gains.size();
+    d.median_gain = gains.empty() ? 0 : summarize(gains).median;
+    return d;
+}
+
+/// The calibration of stores::automatic for one team size: the smallest n from which streaming
+/// stores are faster (store_duel) at that n and at every larger n measured. That destination
+/// size is the threshold to give CCNUMA_STREAMING_THRESHOLD on this machine.
+std::string calibration_note(unsigned t, const std::vector<store_duel>& list) {
+    std::string evidence;
+    for (const auto& d : list) {
+        char buf[96];
+        std::snprintf(buf, sizeof buf, "%sn = %zu: %.2fx, won %zu of %zu", evidence.empty() ? "" : "; ", d.n,
+                      d.median_gain, d.wins, d.pairs);
+        evidence += buf;
+    }
+    std::size_t from = 0;
+    bool found = false;
+    for (auto it = list.rbegin(); it != list.rend() && it->streaming_faster(); ++it) from = it->n, found = true;
+    const std::string now = "automatic streams above " + std::to_string(ccnuma::streaming_threshold()) + " bytes now";
+    const std::string head = "streaming stores against regular ones, " + thr(t) + ", paired repetitions (" + evidence + "): ";
+    if (found)
+        return head + "faster from n = " + std::to_string(from) + " on, so CCNUMA_STREAMING_THRESHOLD=" +
+               std::to_string(from * sizeof(double) - 1) + " fits this machine (" + now + ")";
+    return head + "not faster at the largest n measured, so keep CCNUMA_STREAMING_THRESHOLD above " +
+           std::to_string(list.empty() ? 0 : list.back().n * sizeof(double)) + " bytes (" + now + ")";
+}
+
+}  // namespace
+
 int triad_only(const options& o) {
     const std::size_t n = o.sizes.empty() ? 1000000 : o.sizes.front();
     need_memory("triad", 8, n);
@@ -100,8 +152,8 @@ void triad(const options& o, report& out) {
     std::vector<std::string> likwid;
     if (o.peers) likwid = peers::likwid_kernels();
     const auto policy = o.container_policy();
-    // Per team size: (n, median streaming / regular) for the calibration note below.
-    std::map<unsigned, std::vector<std::pair<std::size_t, double>>> streaming_gain;
+    // Per team size and n: streaming against regular stores, for the calibration note below.
+    std::map<unsigned, std::vector<store_duel>> duels;
     for (unsigned t : team_sizes(o)) {
         use_threads(t);
         for (std::size_t n : sizes_or(o, {1000, 100000, 10000000})) {
@@ -142,7 +194,7 @@ void triad(const options& o, report& out) {
                 const bool nt = k >= own ? v[k].name.find("_mem_") != std::string::npos : k == 3 || (k == 1 && auto_streams);
                 rs.push_back(bandwidth("triad", v[k].name, n, t, m, k, 32 * nn, (nt ? 32 : 40) * nn, 2 * nn));
             }
-            streaming_gain[t].push_back({n, summarize(rs[3].values).median / summarize(rs[2].values).median});
+            duels[t].push_back(duel(n, rs[3].values, rs[2].values));
             if (!likwid.empty()) {
                 std::size_t best = own;
                 for (std::size_t k = own + 1; k < rs.size(); ++k)
@@ -155,23 +207,7 @@ void triad(const options& o, report& out) {
             for (auto& r2 : rs) out.add(std::move(r2));
         }
     }
-    // The calibration of stores::automatic: the smallest n from which streaming stores beat
-    // regular ones at this n and at every larger n measured. Their destination size is the
-    // threshold to give CCNUMA_STREAMING_THRESHOLD on this machine.
-    for (const auto& [t, gains] : streaming_gain) {
-        std::size_t from = 0;
-        bool found = false;
-        for (auto it = gains.rbegin(); it != gains.rend() && it->second > 1.0; ++it) from = it->first, found = true;
-        const std::string now = "automatic streams above " + std::to_string(ccnuma::streaming_threshold()) + " bytes now";
-        if (found)
-            out.note("streaming stores: faster than regular ones from n = " + std::to_string(from) + " on (" + thr(t) +
-                     "): CCNUMA_STREAMING_THRESHOLD=" + std::to_string(from * sizeof(double) - 1) + " fits this machine (" +
-                     now + ")");
-        else
-            out.note("streaming stores: not faster than regular ones at the largest n measured (" + thr(t) +
-                     "): keep CCNUMA_STREAMING_THRESHOLD above " +
-                     std::to_string(gains.empty() ? 0 : gains.back().first * sizeof(double)) + " bytes (" + now + ")");
-    }
+    for (const auto& [t, list] : duels) out.note(calibration_note(t, list));
 }
 
 // ---- stream --------------------------------------------------------------------------------
