@@ -178,6 +178,19 @@ void report::note(const std::string& line) {
     std::fflush(stdout);
 }
 
+void report::add_series(series s) {
+    std::printf("\n# series %s / %s, n = %zu, %u threads\n#", s.kernel.c_str(), s.variant.c_str(), s.n, s.threads);
+    for (const auto& c : s.columns) std::printf(" %12s", c.c_str());
+    std::printf("\n");
+    for (const auto& row : s.rows) {
+        std::printf(" ");
+        for (double x : row) std::printf(" %12s", fmt(x).c_str());
+        std::printf("\n");
+    }
+    std::fflush(stdout);
+    series_.push_back(std::move(s));
+}
+
 void report::progress(const std::string& line) const {
     // Only on long runs: a short one, or one stopped by bad input at once, stays quiet.
     const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
@@ -288,6 +301,20 @@ void report::finish() const {
                 b["aggregate_unit"] = "time";
                 fill(b, st.*member, sv.*member, sw.*member, sm.*member);
                 list.push_back(std::move(b));
+            }
+        }
+        if (!series_.empty()) {
+            json& all = doc["series"];
+            all = json::array();
+            for (const auto& s : series_) {
+                json j;
+                j["kernel"] = s.kernel;
+                j["variant"] = s.variant;
+                j["n"] = s.n;
+                j["threads"] = s.threads;
+                j["columns"] = s.columns;
+                j["rows"] = s.rows;
+                all.push_back(std::move(j));
             }
         }
         std::ofstream f(o_.json);

@@ -31,6 +31,17 @@ struct result {
     std::map<std::string, double> counters;
 };
 
+/// A time series, one row per sample (jacobi: elapsed seconds, GB/s and pages local as NUMA
+/// balancing moves the pages). Written to the JSON's top-level "series" list beside Google
+/// Benchmark's "benchmarks" (compare.py reads only the latter) and printed as a table.
+struct series {
+    std::string kernel, variant;
+    std::size_t n = 0;
+    unsigned threads = 0;
+    std::vector<std::string> columns;
+    std::vector<std::vector<double>> rows;
+};
+
 /// A bandwidth result: bytes the loop names, bytes with write-allocate, and flops per sweep.
 result bandwidth(std::string kernel, std::string variant, std::size_t n, unsigned threads, const measurement& m,
                  std::size_t index, double bytes, double bytes_wa, double flops);
@@ -45,6 +56,8 @@ public:
     void add(result r);
     /// A note printed with the table (and kept in the JSON context as "notes").
     void note(const std::string& line);
+    /// Prints the series and keeps it for the JSON.
+    void add_series(series s);
     /// Progress on stderr once the run has taken more than a second (never with --quiet), e.g.
     /// "triad: n = 1000000, 2 threads".
     void progress(const std::string& line) const;
@@ -56,6 +69,7 @@ private:
     const options& o_;
     std::vector<result> results_;
     std::vector<std::string> notes_;
+    std::vector<series> series_;
     std::string last_header_;
     std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
 };
