@@ -1,8 +1,10 @@
 // Bandwidth kernels: triad (with likwid-bench as peer), stream and sum, the ccnuma containers
 // against the hand-written OpenMP loop on raw arrays first-touched in parallel.
 
+#include "baselines.hpp"
 #include "kernels.hpp"
 #include "peers.hpp"
+#include "stats.hpp"
 
 #include <ccnuma/algorithm.hpp>
 #include <ccnuma/seg_array.hpp>
@@ -12,10 +14,12 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <map>
 #include <memory>
 #include <numeric>
+#include <optional>
 #include <string>
 
 namespace bench {
@@ -75,52 +79,75 @@ std::string thr(unsigned t) { return std::to_string(t) + (t == 1 ? " thread" : "
 
 namespace {
 
-/// Streaming against regular stores at one n, repetition by repetition: the two variants run
-/// back to back in every round (harness.hpp), so each pair saw the same machine, and a pair's
-/// ratio is free of the drift that moves whole medians on a shared machine.
-struct store_duel {
-    std::size_t n = 0;
-    double median_gain = 0;  ///< median over the pairs of streaming GB/s / regular GB/s
-    std::size_t wins = 0, pairs = 0;
-    /// Streaming counts as faster when it won at least two thirds of the pairs and its median
-    /// gain is above 1: one lucky median is not enough.
-    bool streaming_faster() const { return 3 * wins >= 2 * pairs && pairs > 0 && median_gain > 1.0; }
+/// A row's part in the comparison: a baseline (the expert loops, likwid-bench) or a row of
+/// ccnuma's, and how it stores (a reduction stores nothing).
+struct row_role {
+    bool baseline = false;
+    std::optional<bool> streaming;
 };
 
-store_duel duel(std::size_t n, const std::vector<double>& streaming, const std::vector<double>& regular) {
-    store_duel d;
-    d.n = n;
-    std::vector<double> gains;
-    for (std::size_t k = 0; k < std::min(streaming.size(), regular.size()); ++k) {
-        gains.push_back(streaming[k] / regular[k]);
-        d.wins += streaming[k] > regular[k];
+/// Each ccnuma row against the best baseline of its store mode and the best of all (by median),
+/// as paired ratios with their 95% interval (stats.hpp): counters vs_same_stores and vs_best
+/// (with _lo and _hi where the interval is finite), and one note per row with the verdict.
+void rate(std::vector<result>& rs, const std::vector<row_role>& roles, report& out, const std::string& where) {
+    auto best_where = [&](auto accept) {
+        std::optional<std::size_t> best;
+        for (std::size_t k = 0; k < rs.size(); ++k)
+            if (roles[k].baseline && accept(k) &&
+                (!best || summarize(rs[k].values).median > summarize(rs[*best].values).median))
+                best = k;
+        return best;
+    };
+    const auto all = best_where([](std::size_t) { return true; });
+    if (!all) return;
+    for (std::size_t k = 0; k < rs.size(); ++k) {
+        if (roles[k].baseline) continue;
+        const auto same = roles[k].streaming
+                              ? best_where([&](std::size_t b) { return roles[b].streaming == roles[k].streaming; })
+                              : all;
+        std::string line = where + ": " + rs[k].variant;
+        if (roles[k].streaming) line += std::string(" (") + (*roles[k].streaming ? "streaming" : "regular") + " stores)";
+        for (const auto& [label, base] : {std::pair{"vs_same_stores", same}, std::pair{"vs_best", all}}) {
+            if (!base) continue;
+            const auto iv = stats_paired::paired_ratio(rs[k].values, rs[*base].values);
+            rs[k].counters[label] = iv.estimate;
+            if (std::isfinite(iv.hi) && iv.lo > 0) {
+                rs[k].counters[std::string(label) + "_lo"] = iv.lo;
+                rs[k].counters[std::string(label) + "_hi"] = iv.hi;
+            }
+            line += std::string("; ") + (std::string(label) == "vs_best" ? "over the best of all, " : "over the best of its stores, ") +
+                    rs[*base].variant + ": " + stats_paired::to_string(iv) + ", " + stats_paired::to_string(stats_paired::judge(iv));
+        }
+        out.note(line);
     }
-    d.pairs = gains.size();
-    d.median_gain = gains.empty() ? 0 : summarize(gains).median;
-    return d;
 }
 
+/// Streaming against regular stores at one n: the paired ratio of ccnuma::vector's two forced
+/// modes, which the harness ran back to back in every round.
+struct store_duel {
+    std::size_t n = 0;
+    stats_paired::interval ratio;
+    bool streaming_faster() const { return stats_paired::judge(ratio) == stats_paired::verdict::higher; }
+};
+
 /// The calibration of stores::automatic for one team size: the smallest n from which streaming
-/// stores are faster (store_duel) at that n and at every larger n measured. That destination
-/// size is the threshold to give CCNUMA_STREAMING_THRESHOLD on this machine.
+/// stores are faster with 95% confidence (at least 9 pairs) at that n and at every larger n
+/// measured. Without such evidence it recommends nothing.
 std::string calibration_note(unsigned t, const std::vector<store_duel>& list) {
     std::string evidence;
-    for (const auto& d : list) {
-        char buf[96];
-        std::snprintf(buf, sizeof buf, "%sn = %zu: %.2fx, won %zu of %zu", evidence.empty() ? "" : "; ", d.n,
-                      d.median_gain, d.wins, d.pairs);
-        evidence += buf;
-    }
+    for (const auto& d : list)
+        evidence += std::string(evidence.empty() ? "" : "; ") + "n = " + std::to_string(d.n) + ": " + stats_paired::to_string(d.ratio) +
+                    ", " + stats_paired::to_string(stats_paired::judge(d.ratio));
     std::size_t from = 0;
     bool found = false;
     for (auto it = list.rbegin(); it != list.rend() && it->streaming_faster(); ++it) from = it->n, found = true;
     const std::string now = "automatic streams above " + std::to_string(ccnuma::streaming_threshold()) + " bytes now";
-    const std::string head = "streaming stores against regular ones, " + thr(t) + ", paired repetitions (" + evidence + "): ";
+    const std::string head = "streaming over regular stores (ccnuma::vector), " + thr(t) + " (" + evidence + "): ";
     if (found)
-        return head + "faster from n = " + std::to_string(from) + " on, so CCNUMA_STREAMING_THRESHOLD=" +
+        return head + "faster with 95% confidence from n = " + std::to_string(from) + " on, so CCNUMA_STREAMING_THRESHOLD=" +
                std::to_string(from * sizeof(double) - 1) + " fits this machine (" + now + ")";
-    return head + "not faster at the largest n measured, so keep CCNUMA_STREAMING_THRESHOLD above " +
-           std::to_string(list.empty() ? 0 : list.back().n * sizeof(double)) + " bytes (" + now + ")";
+    return head + "no n from which streaming is measurably faster up to the largest n, so this run recommends no threshold (" +
+           now + ")";
 }
 
 }  // namespace
@@ -150,9 +177,8 @@ int triad_only(const options& o) {
 
 void triad(const options& o, report& out) {
     std::vector<std::string> likwid;
-    if (o.peers) likwid = peers::likwid_kernels();
+    if (o.peers) likwid = peers::likwid_kernels("triad");
     const auto policy = o.container_policy();
-    // Per team size and n: streaming against regular stores, for the calibration note below.
     std::map<unsigned, std::vector<store_duel>> duels;
     for (unsigned t : team_sizes(o)) {
         use_threads(t);
@@ -161,24 +187,34 @@ void triad(const options& o, report& out) {
             out.progress("triad: n = " + std::to_string(n) + ", " + thr(t));
             raw_arrays r(n);
             vec_arrays e(n, policy);
-            // ccnuma::vector three times: its default (automatic) store mode, and each mode forced,
-            // so the run shows where non-temporal stores pay on this machine (stores.hpp).
             const auto expr = [&](ccnuma::stores mode) {
                 return [&, mode](std::size_t k) {
                     e.a.set_store_mode(mode);
                     triad_expr(e.a, e.b, e.c, e.d, k);
                 };
             };
-            std::vector<variant> v{timed("raw OpenMP loop", [&](std::size_t k) { triad_raw(r.a.get(), r.b.get(), r.c.get(), r.d.get(), n, k); }),
+            const auto hand = [&](expert::stores s) {
+                return [&, s](std::size_t k) { expert::triad(r.a.get(), r.b.get(), r.c.get(), r.d.get(), n, k, s); };
+            };
+            const bool auto_streams = ccnuma::streams(ccnuma::stores::automatic, n * sizeof(double), false, true);
+            std::vector<variant> v{timed("expert loop, regular stores", hand(expert::stores::regular)),
+                                   timed("expert loop, streaming stores", hand(expert::stores::streaming)),
                                    timed("ccnuma::vector a = b + c * d", expr(ccnuma::stores::automatic)),
                                    timed("ccnuma::vector, regular stores", expr(ccnuma::stores::regular)),
                                    timed("ccnuma::vector, streaming stores", expr(ccnuma::stores::streaming))};
-            constexpr std::size_t own = 4;  // variants of ours; the peers follow
-            const bool auto_streams = ccnuma::streams(ccnuma::stores::automatic, n * sizeof(double), false, true);
+            std::vector<row_role> roles{{true, false}, {true, true}, {false, auto_streams}, {false, false}, {false, true}};
+            constexpr std::size_t own = 5;  // variants of ours; the peers follow
             std::vector<std::size_t> peer_n(likwid.size(), n);
-            for (std::size_t k = 0; k < likwid.size(); ++k) v.push_back(peers::likwid(likwid[k], n, t, &peer_n[k]));
+            for (std::size_t k = 0; k < likwid.size(); ++k) {
+                v.push_back(peers::likwid(likwid[k], n, t, 4, &peer_n[k]));
+                roles.push_back({true, peers::streams(likwid[k])});
+            }
             const auto m = measure(v, o.reps, o.min_time);
-            check_close("triad raw OpenMP loop: a", r.a.get(), n, triad_expected);
+            for (expert::stores s : {expert::stores::regular, expert::stores::streaming}) {
+                std::fill(r.a.get(), r.a.get() + n, -1.0);
+                hand(s)(1);
+                check_close(std::string("triad expert loop (") + expert::to_string(s) + " stores): a", r.a.get(), n, triad_expected);
+            }
             for (ccnuma::stores mode : {ccnuma::stores::regular, ccnuma::stores::streaming, ccnuma::stores::automatic}) {
                 std::fill(e.a.begin(), e.a.end(), -1.0);  // each mode's own result is checked
                 expr(mode)(1);
@@ -189,24 +225,17 @@ void triad(const options& o, report& out) {
             for (std::size_t k = 0; k < v.size(); ++k) {
                 const double nn = static_cast<double>(k < own ? n : peer_n[k - own]);
                 // 3 loads and 1 store of 8 bytes, 2 flops; write-allocate reads the stored line
-                // once more, except with non-temporal stores (likwid's triad_mem_*, and ours
-                // when streaming).
-                const bool nt = k >= own ? v[k].name.find("_mem_") != std::string::npos : k == 3 || (k == 1 && auto_streams);
-                rs.push_back(bandwidth("triad", v[k].name, n, t, m, k, 32 * nn, (nt ? 32 : 40) * nn, 2 * nn));
+                // once more, except with non-temporal stores.
+                rs.push_back(bandwidth("triad", v[k].name, n, t, m, k, 32 * nn, (*roles[k].streaming ? 32 : 40) * nn, 2 * nn));
             }
-            duels[t].push_back(duel(n, rs[3].values, rs[2].values));
-            if (!likwid.empty()) {
-                std::size_t best = own;
-                for (std::size_t k = own + 1; k < rs.size(); ++k)
-                    if (summarize(rs[k].values).median > summarize(rs[best].values).median) best = k;
-                const double peak = summarize(rs[best].values).median;
-                for (auto& r2 : rs) r2.counters["vs_best_peer"] = summarize(r2.values).median / peak;
-                out.note("triad n = " + std::to_string(n) + ", " + thr(t) + ": best peer " + rs[best].variant + " at " +
-                         std::to_string(peak) + " GB/s; vs_best_peer is each variant's median over it");
-            }
+            duels[t].push_back({n, stats_paired::paired_ratio(rs[4].values, rs[3].values)});
+            rate(rs, roles, out, "triad n = " + std::to_string(n) + ", " + thr(t));
             for (auto& r2 : rs) out.add(std::move(r2));
         }
     }
+    if (!likwid.empty())
+        out.note("likwid-bench times its iterations inside one parallel region; every other row forks a team per sweep, which "
+                 "dominates at small n (rows flagged fork/join-bound)");
     for (const auto& [t, list] : duels) out.note(calibration_note(t, list));
 }
 
@@ -215,37 +244,6 @@ void triad(const options& o, report& out) {
 namespace {
 
 constexpr double stream_scalar = 3.0;
-
-// Each kernel reads a and b and writes c or d, so that every kernel gives the same result
-// whatever ran before it (the harness interleaves them); the bytes are counted as STREAM does.
-__attribute__((noinline)) void copy_raw(double* c, const double* a, std::size_t n, std::size_t sweeps) {
-    for (std::size_t s = 0; s < sweeps; ++s) {
-#pragma omp parallel for schedule(static)
-        for (std::size_t i = 0; i < n; ++i) c[i] = a[i];
-        escape(c);
-    }
-}
-__attribute__((noinline)) void scale_raw(double* d, const double* a, std::size_t n, std::size_t sweeps) {
-    for (std::size_t s = 0; s < sweeps; ++s) {
-#pragma omp parallel for schedule(static)
-        for (std::size_t i = 0; i < n; ++i) d[i] = stream_scalar * a[i];
-        escape(d);
-    }
-}
-__attribute__((noinline)) void add_raw(double* c, const double* a, const double* b, std::size_t n, std::size_t sweeps) {
-    for (std::size_t s = 0; s < sweeps; ++s) {
-#pragma omp parallel for schedule(static)
-        for (std::size_t i = 0; i < n; ++i) c[i] = a[i] + b[i];
-        escape(c);
-    }
-}
-__attribute__((noinline)) void triad3_raw(double* d, const double* a, const double* b, std::size_t n, std::size_t sweeps) {
-    for (std::size_t s = 0; s < sweeps; ++s) {
-#pragma omp parallel for schedule(static)
-        for (std::size_t i = 0; i < n; ++i) d[i] = b[i] + stream_scalar * a[i];
-        escape(d);
-    }
-}
 
 double e_copy(std::size_t i) { return value(i, 1); }
 double e_scale(std::size_t i) { return stream_scalar * value(i, 1); }
@@ -258,6 +256,10 @@ void stream(const options& o, report& out) {
     const auto policy = o.container_policy();
     const char* names[] = {"Copy", "Scale", "Add", "Triad"};
     const double words[] = {2, 2, 3, 3}, flops[] = {0, 1, 1, 2};
+    // likwid-bench's peers of STREAM's kernels: copy for Copy, its "stream" (a = b * s + c) for
+    // Triad; it has no scale or add of doubles.
+    std::vector<std::string> peer_copy, peer_triad;
+    if (o.peers) peer_copy = peers::likwid_kernels("copy"), peer_triad = peers::likwid_kernels("stream");
     for (unsigned t : team_sizes(o)) {
         use_threads(t);
         for (std::size_t n : sizes_or(o, {10000000})) {
@@ -267,38 +269,87 @@ void stream(const options& o, report& out) {
             cvec a(n, [](std::size_t i) { return value(i, 1); }, policy), b(n, [](std::size_t i) { return value(i, 2); }, policy),
                 c(n, policy), d(n, policy);
             double *ra = r.b.get(), *rb = r.c.get(), *rc = r.a.get(), *rd = r.d.get();
-            std::vector<std::function<void(std::size_t)>> raw{[&](std::size_t k) { copy_raw(rc, ra, n, k); },
-                                                              [&](std::size_t k) { scale_raw(rd, ra, n, k); },
-                                                              [&](std::size_t k) { add_raw(rc, ra, rb, n, k); },
-                                                              [&](std::size_t k) { triad3_raw(rd, ra, rb, n, k); }};
+            const bool auto_streams = ccnuma::streams(ccnuma::stores::automatic, n * sizeof(double), false, true);
+            // Each kernel reads a and b and writes c or d, so that every kernel gives the same
+            // result whatever ran before it (the harness interleaves them).
+            auto hand = [&](int kernel, expert::stores s) -> std::function<void(std::size_t)> {
+                switch (kernel) {
+                    case 0: return [=](std::size_t k) { expert::copy(rc, ra, n, k, s); };
+                    case 1: return [=](std::size_t k) { expert::scale(rd, ra, stream_scalar, n, k, s); };
+                    case 2: return [=](std::size_t k) { expert::add(rc, ra, rb, n, k, s); };
+                    default: return [=](std::size_t k) { expert::triad3(rd, ra, rb, stream_scalar, n, k, s); };
+                }
+            };
             std::vector<std::function<void(std::size_t)>> vec{
                 [&](std::size_t k) { for (std::size_t s = 0; s < k; ++s) { c = a; escape(c.data()); } },
                 [&](std::size_t k) { for (std::size_t s = 0; s < k; ++s) { d = stream_scalar * a; escape(d.data()); } },
                 [&](std::size_t k) { for (std::size_t s = 0; s < k; ++s) { c = a + b; escape(c.data()); } },
                 [&](std::size_t k) { for (std::size_t s = 0; s < k; ++s) { d = b + stream_scalar * a; escape(d.data()); } }};
+            // Per STREAM kernel: expert regular, expert streaming, ccnuma::vector, then peers.
             std::vector<variant> v;
-            for (int k = 0; k < 4; ++k) v.push_back(timed(std::string(names[k]) + ", raw OpenMP loop", raw[static_cast<std::size_t>(k)]));
-            for (int k = 0; k < 4; ++k) v.push_back(timed(std::string(names[k]) + ", ccnuma::vector", vec[static_cast<std::size_t>(k)]));
+            std::vector<row_role> roles;
+            std::vector<int> which;  // the STREAM kernel of each variant
+            std::vector<double> elements;
+            std::vector<std::vector<std::size_t>> peer_n(4);
+            for (int k = 0; k < 4; ++k) {
+                const auto idx = static_cast<std::size_t>(k);
+                v.push_back(timed(std::string(names[k]) + ", expert loop, regular stores", hand(k, expert::stores::regular)));
+                roles.push_back({true, false});
+                v.push_back(timed(std::string(names[k]) + ", expert loop, streaming stores", hand(k, expert::stores::streaming)));
+                roles.push_back({true, true});
+                v.push_back(timed(std::string(names[k]) + ", ccnuma::vector", vec[idx]));
+                roles.push_back({false, auto_streams});
+                const auto& peer = k == 0 ? peer_copy : k == 3 ? peer_triad : std::vector<std::string>{};
+                peer_n[idx].assign(peer.size(), n);
+                for (std::size_t p = 0; p < peer.size(); ++p) {
+                    v.push_back(peers::likwid(peer[p], n, t, k == 0 ? 2 : 3, &peer_n[idx][p]));
+                    roles.push_back({true, peers::streams(peer[p])});
+                }
+                for (std::size_t p = 0; p < 3 + peer.size(); ++p) which.push_back(k);
+            }
             const auto m = measure(v, o.reps, o.min_time);
             double (*expect[])(std::size_t) = {e_copy, e_scale, e_add, e_triad};
-            for (std::size_t k = 0; k < 8; ++k) {
-                const bool to_c = k % 4 == 0 || k % 4 == 2;
-                v[k].run(1);
-                check_close("stream " + v[k].name + ": ", k < 4 ? (to_c ? rc : rd) : (to_c ? c.data() : d.data()), n, expect[k % 4]);
+            for (int k = 0; k < 4; ++k) {
+                const bool to_c = k == 0 || k == 2;
+                for (expert::stores s : {expert::stores::regular, expert::stores::streaming}) {
+                    std::fill(to_c ? rc : rd, (to_c ? rc : rd) + n, -1.0);
+                    hand(k, s)(1);
+                    check_close("stream " + std::string(names[k]) + " expert loop (" + expert::to_string(s) + " stores): ",
+                                to_c ? rc : rd, n, expect[k]);
+                }
+                std::fill((to_c ? c : d).begin(), (to_c ? c : d).end(), -1.0);
+                vec[static_cast<std::size_t>(k)](1);
+                check_close("stream " + std::string(names[k]) + " ccnuma::vector: ", to_c ? c.data() : d.data(), n, expect[k]);
             }
-            const double nn = static_cast<double>(n);
-            for (std::size_t k = 0; k < 8; ++k)
-                out.add(bandwidth("stream", v[k].name, n, t, m, k, 8 * words[k % 4] * nn, 8 * (words[k % 4] + 1) * nn,
-                                  flops[k % 4] * nn));
+            for (int k = 0; k < 4; ++k) {
+                std::vector<result> rs;
+                std::vector<row_role> rr;
+                std::size_t peer_index = 0;
+                for (std::size_t i = 0; i < v.size(); ++i) {
+                    if (which[i] != k) continue;
+                    const bool peer = v[i].name.rfind("likwid", 0) == 0;
+                    const double nn = static_cast<double>(peer ? peer_n[static_cast<std::size_t>(k)][peer_index++] : n);
+                    const double w = words[k];
+                    rs.push_back(bandwidth("stream", v[i].name, n, t, m, i, 8 * w * nn, 8 * (w + (*roles[i].streaming ? 0 : 1)) * nn,
+                                           flops[k] * nn));
+                    rr.push_back(roles[i]);
+                }
+                rate(rs, rr, out, "stream " + std::string(names[k]) + " n = " + std::to_string(n) + ", " + thr(t));
+                for (auto& r2 : rs) out.add(std::move(r2));
+            }
             // STREAM's own table: best rate from the minimum time, in MB/s (10^6 bytes).
-            for (int w = 0; w < 2; ++w) {
-                std::printf("\nSTREAM (%s), N = %zu, %s, %d repetitions\n", w ? "ccnuma::vector" : "raw OpenMP loop", n,
+            for (int w = 0; w < 3; ++w) {
+                std::printf("\nSTREAM (%s), N = %zu, %s, %d repetitions\n",
+                            w == 0 ? "expert loop, regular stores" : w == 1 ? "expert loop, streaming stores" : "ccnuma::vector", n,
                             thr(t).c_str(), o.reps);
                 std::printf("Function    Best Rate MB/s  Avg time     Min time     Max time\n");
-                for (std::size_t k = 0; k < 4; ++k) {
-                    const auto s = summarize(m.seconds[4 * static_cast<std::size_t>(w) + k]);
+                std::size_t seen[4] = {};
+                for (std::size_t i = 0; i < v.size(); ++i) {
+                    const auto k = static_cast<std::size_t>(which[i]);
+                    if (seen[k]++ != static_cast<std::size_t>(w)) continue;
+                    const auto s = summarize(m.seconds[i]);
                     std::printf("%-12s%11.1f  %11.6f  %11.6f  %11.6f\n", (std::string(names[k]) + ":").c_str(),
-                                8 * words[k] * nn / s.min / 1e6, s.mean, s.min, s.max);
+                                8 * words[k] * static_cast<double>(n) / s.min / 1e6, s.mean, s.min, s.max);
                 }
             }
             std::fflush(stdout);
@@ -309,17 +360,6 @@ void stream(const options& o, report& out) {
 // ---- sum -----------------------------------------------------------------------------------
 
 namespace {
-
-__attribute__((noinline)) double sum_raw(const double* a, std::size_t n, std::size_t sweeps) {
-    double s = 0;
-    for (std::size_t k = 0; k < sweeps; ++k) {
-        s = 0;
-#pragma omp parallel for schedule(static) reduction(+ : s)
-        for (std::size_t i = 0; i < n; ++i) s += a[i];
-        escape(&s);
-    }
-    return s;
-}
 
 using seg_t = ccnuma::seg_array<double>;
 
@@ -356,6 +396,8 @@ __attribute__((noinline)) double sum_seg_flat(const seg_t& a, std::size_t sweeps
 
 void sum(const options& o, report& out) {
     const auto policy = o.container_policy();
+    std::vector<std::string> likwid;
+    if (o.peers) likwid = peers::likwid_kernels("sum");
     for (unsigned t : team_sizes(o)) {
         use_threads(t);
         for (std::size_t n : sizes_or(o, {1000, 100000, 10000000})) {
@@ -366,22 +408,35 @@ void sum(const options& o, report& out) {
             seg_t sb(n, [](std::size_t i) { return value(i, 1); });
             double expected = 0;
             for (std::size_t i = 0; i < n; ++i) expected += value(i, 1);
-            double got[4] = {};
+            std::vector<double> got(6, 0.0);
             std::vector<variant> v{
-                timed("raw OpenMP reduction", [&](std::size_t k) { got[0] = sum_raw(r.b.get(), n, k); }),
+                timed("expert omp simd reduction", [&](std::size_t k) { got[0] = expert::sum_simd(r.b.get(), n, k); }),
+                timed("expert 4-accumulator vector sum", [&](std::size_t k) { got[1] = expert::sum_unrolled(r.b.get(), n, k); }),
                 timed("ccnuma::sum(ccnuma::vector)", [&](std::size_t k) {
                     for (std::size_t s = 0; s < k; ++s) {
-                        got[1] = ccnuma::sum(vb);
-                        escape(&got[1]);
+                        got[2] = ccnuma::sum(vb);
+                        escape(&got[2]);
                     }
                 }),
-                timed("seg_array par::reduce", [&](std::size_t k) { got[2] = sum_seg_par(sb, k); }),
-                timed("seg_array flat std::reduce", [&](std::size_t k) { got[3] = sum_seg_flat(sb, k); })};
+                timed("seg_array par::reduce", [&](std::size_t k) { got[3] = sum_seg_par(sb, k); }),
+                timed("seg_array flat std::reduce", [&](std::size_t k) { got[4] = sum_seg_flat(sb, k); })};
+            std::vector<row_role> roles{{true, {}}, {true, {}}, {false, {}}, {false, {}}, {false, {}}};
+            constexpr std::size_t own = 5;
+            std::vector<std::size_t> peer_n(likwid.size(), n);
+            for (std::size_t k = 0; k < likwid.size(); ++k) {
+                v.push_back(peers::likwid(likwid[k], n, t, 1, &peer_n[k]));
+                roles.push_back({true, {}});
+            }
             const auto m = measure(v, o.reps, o.min_time);
-            for (std::size_t k = 0; k < 4; ++k)
+            for (std::size_t k = 0; k < own; ++k)
                 if (got[k] != expected) wrong("sum " + v[k].name + " = " + std::to_string(got[k]) + ", expected " + std::to_string(expected));
-            const double nn = static_cast<double>(n);
-            for (std::size_t k = 0; k < 4; ++k) out.add(bandwidth("sum", v[k].name, n, t, m, k, 8 * nn, 8 * nn, nn));
+            std::vector<result> rs;
+            for (std::size_t k = 0; k < v.size(); ++k) {
+                const double nn = static_cast<double>(k < own ? n : peer_n[k - own]);
+                rs.push_back(bandwidth("sum", v[k].name, n, t, m, k, 8 * nn, 8 * nn, nn));
+            }
+            rate(rs, roles, out, "sum n = " + std::to_string(n) + ", " + thr(t));
+            for (auto& r2 : rs) out.add(std::move(r2));
         }
     }
 }

@@ -21,7 +21,12 @@ inline vd vadd(vd a, vd b) { return _mm512_add_pd(a, b); }
 inline vd vmul(vd a, vd b) { return _mm512_mul_pd(a, b); }
 inline vd broadcast(double x) { return _mm512_set1_pd(x); }
 inline vd zero() { return _mm512_setzero_pd(); }
-inline double horizontal(vd v) { return _mm512_reduce_add_pd(v); }
+// Through memory, not _mm512_reduce_add_pd: GCC 12's header warns (-Wuninitialized) in it.
+inline double horizontal(vd v) {
+    alignas(64) double t[8];
+    _mm512_store_pd(t, v);
+    return ((t[0] + t[1]) + (t[2] + t[3])) + ((t[4] + t[5]) + (t[6] + t[7]));
+}
 #elif defined(__AVX__)
 using vd = __m256d;
 constexpr std::size_t lanes = 4;

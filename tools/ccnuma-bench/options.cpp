@@ -117,15 +117,21 @@ std::string usage() {
        ccnuma-bench --help | --version
 
 kernels:
-  triad          a = b + c * d: raw OpenMP loop and ccnuma::vector (--peers: likwid-bench too)
-  stream         STREAM copy, scale, add, triad (with STREAM's "Best Rate MB/s" table)
-  sum            array summation: OpenMP reduction, ccnuma::sum, seg_array par:: and flat std::
-  placement      triad and sum under every placement variant, same N, with the pages' locality
-  zero-page      the calloc trap: arrays read but never written sit on the zero page
+  triad          a = b + c * d: ccnuma::vector in each store mode against the expert loop's
+                 regular and streaming twins (--peers: likwid-bench's triad kernels too)
+  stream         STREAM copy, scale, add, triad: ccnuma::vector against the expert loops (with
+                 STREAM's "Best Rate MB/s" table; --peers: likwid-bench copy_* and stream_*)
+  sum            array summation: ccnuma::sum, seg_array par::reduce and flat std::reduce against
+                 the expert omp simd and 4-accumulator sums (--peers: likwid-bench sum_*)
+  placement      the same compiled triad and sum on 9 placements of the arrays, one store mode
+                 for all, with the pages' locality: only the placement varies
+  zero-page      the calloc trap: never-written inputs on the zero page or on private frames, checked
   false-sharing  schedule(static,1) against static, shared partial sums against ccnuma::per_thread
   sync           EPCC-style parallel, barrier and reduction overhead, bound and unbound
-  dmvm           dense matrix-vector product, outer or inner loop parallel, 4 KiB and 2 MiB pages
-  jacobi         2D Jacobi sweep, arrays initialized serially or in parallel
+  dmvm           the lecture's dense matrix-vector product, outer or inner loop parallel, base and
+                 huge pages, matrices from L2 to 10x LLC
+  jacobi         2D Jacobi sweeps for --duration, serial or parallel init: GB/s and pages local over
+                 time (NUMA balancing), with numa_balancing and THP recorded
   nested-stream  STREAM triad in nested teams (--teams 2x1,1x2,2x2), bound and unbound
 
 options:
@@ -135,15 +141,19 @@ options:
   -p, --policy P       placement of the ccnuma containers: first_touch, blocked, interleave[:NODES],
                        on_node:N, preferred:N (default first_touch)
       --pages base|huge  page size of the ccnuma containers (huge: transparent 2 MiB pages)
+      --stores MODE    placement: regular, streaming or automatic (default: automatic, decided
+                       once per N as ccnuma::stores::automatic would, the same for every variant)
   -r, --reps R         repetitions; min, median and max are over them (default 5)
       --min-time S     shortest timed call in seconds; sweeps are batched up to it (default 0.01)
       --json FILE      results as Google Benchmark JSON (context, benchmarks, aggregates)
       --csv FILE       results as CSV, one row per kernel, variant, N and thread count
-      --peers          triad: likwid-bench triad_avx/_avx512/triad_mem_avx/_avx512, interleaved
+      --peers          triad, stream, sum: likwid-bench's kernels of the same kind for every vector
+                       ISA of this CPU (_avx, _avx512, _fma, _mem), interleaved with the variants
       --variant V      dmvm: outer or inner (default both)
       --teams LIST     nested-stream: team shapes OUTERxINNER (default 1x1,2x1,1x2,2x2 within the PUs)
       --only raw|expr  triad: run one variant --sweeps times, untimed (for bench/callgrind_triad.sh)
       --sweeps K       with --only
+      --duration S     jacobi: seconds of sweeps per variant, sampled about every second (default 20)
   -q, --quiet          no context header and no progress on stderr
   -h, --help           this text
 
@@ -154,15 +164,16 @@ max over --reps repetitions, with the variants interleaved in one run.
 }
 
 std::optional<options> parse(int argc, char** argv) {
-    enum { o_pages = 1000, o_min_time, o_json, o_csv, o_peers, o_variant, o_teams, o_only, o_sweeps };
+    enum { o_pages = 1000, o_min_time, o_json, o_csv, o_peers, o_variant, o_teams, o_only, o_sweeps, o_duration, o_stores };
     static const option longs[] = {
         {"n", required_argument, nullptr, 'n'},         {"threads", required_argument, nullptr, 't'},
         {"bind", required_argument, nullptr, 'b'},      {"policy", required_argument, nullptr, 'p'},
-        {"pages", required_argument, nullptr, o_pages}, {"reps", required_argument, nullptr, 'r'},
+        {"pages", required_argument, nullptr, o_pages},  {"stores", required_argument, nullptr, o_stores}, {"reps", required_argument, nullptr, 'r'},
         {"min-time", required_argument, nullptr, o_min_time}, {"json", required_argument, nullptr, o_json},
         {"csv", required_argument, nullptr, o_csv},     {"peers", no_argument, nullptr, o_peers},
         {"variant", required_argument, nullptr, o_variant}, {"teams", required_argument, nullptr, o_teams},
         {"only", required_argument, nullptr, o_only},   {"sweeps", required_argument, nullptr, o_sweeps},
+        {"duration", required_argument, nullptr, o_duration},
         {"quiet", no_argument, nullptr, 'q'},           {"help", no_argument, nullptr, 'h'},
         {"version", no_argument, nullptr, 'V'},         {nullptr, 0, nullptr, 0}};
     options o;
@@ -198,6 +209,7 @@ std::optional<options> parse(int argc, char** argv) {
                 else if (arg == "huge") o.pages = ccnuma::pages::huge;
                 else bad("--pages: \"" + arg + "\" is not base or huge");
                 break;
+            case o_stores: o.stores = ccnuma::parse_stores(arg); break;
             case 'r': o.reps = static_cast<int>(count("--reps", arg, 1, 1000)); break;
             case o_min_time: {
                 const double v = number("--min-time", arg);
@@ -226,6 +238,12 @@ std::optional<options> parse(int argc, char** argv) {
                 o.only = arg;
                 break;
             case o_sweeps: o.sweeps = count("--sweeps", arg, 1, 1e9); break;
+            case o_duration: {
+                const double v = number("--duration", arg);
+                if (!(v > 0) || v > 86400) bad("--duration: \"" + arg + "\" is not seconds above 0 and up to 86400");
+                o.duration = v;
+                break;
+            }
             case 'q': o.quiet = true; break;
             case 'h': std::fputs(usage().c_str(), stdout); return std::nullopt;
             case 'V': std::printf("ccnuma-bench (ccnuma) %s\n", ccnuma::library_version()); return std::nullopt;
@@ -237,10 +255,13 @@ std::optional<options> parse(int argc, char** argv) {
     if (o.kernel.empty()) bad("no kernel given (one of triad, stream, sum, placement, zero-page, false-sharing, sync, dmvm, jacobi, nested-stream; see --help)");
     const auto& k = kernel_names();
     if (std::find(k.begin(), k.end(), o.kernel) == k.end()) bad("unknown kernel \"" + o.kernel + "\" (see ccnuma-bench --help)");
-    if (o.peers && o.kernel != "triad") bad("--peers is for the triad kernel");
+    if (o.peers && o.kernel != "triad" && o.kernel != "stream" && o.kernel != "sum")
+        bad("--peers is for the triad, stream and sum kernels (likwid-bench has no other of them)");
     if (!o.only.empty() && o.kernel != "triad") bad("--only is for the triad kernel");
     if (!o.variant.empty() && o.kernel != "dmvm") bad("--variant is for the dmvm kernel");
+    if (o.duration && o.kernel != "jacobi") bad("--duration is for the jacobi kernel");
     if (!o.teams.empty() && o.kernel != "nested-stream") bad("--teams is for the nested-stream kernel");
+    if (o.stores && o.kernel != "placement") bad("--stores is for the placement kernel (the others run every store mode)");
     if (!o.bind.empty() && !o.threads.empty()) bad("--bind and --threads both set the team size: give one of them");
     return o;
 }

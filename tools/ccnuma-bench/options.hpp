@@ -2,6 +2,7 @@
 // ccnuma-bench's command line: one kernel and the options every kernel shares.
 
 #include <ccnuma/placement.hpp>
+#include <ccnuma/stores.hpp>
 
 #include <cstddef>
 #include <optional>
@@ -17,6 +18,7 @@ struct options {
     std::string bind;                     ///< --bind SPEC (a ccnuma binding spec)
     std::optional<ccnuma::policy> policy; ///< --policy for the ccnuma containers
     std::optional<ccnuma::pages> pages;   ///< --pages base|huge
+    std::optional<ccnuma::stores> stores; ///< placement: --stores regular|streaming|automatic
     int reps = 5;
     double min_time = 0.01;  ///< seconds: the shortest timed call, sweeps are batched up to it
     std::string json, csv;
@@ -26,6 +28,7 @@ struct options {
     std::vector<std::string> teams;     ///< nested-stream: "OxI" team shapes
     std::string only;                   ///< triad: raw | expr, one variant, no harness (callgrind)
     std::size_t sweeps = 1;             ///< with --only
+    std::optional<double> duration;     ///< jacobi: seconds of sweeps per variant (default 20)
 
     /// The policy the ccnuma containers use: --policy (first_touch if not given) with --pages.
     ccnuma::policy container_policy() const;

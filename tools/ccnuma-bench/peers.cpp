@@ -93,25 +93,44 @@ double field(const std::string& out, const std::string& key) {
 
 }  // namespace
 
-std::vector<std::string> likwid_kernels() {
+std::vector<std::string> likwid_kernels(const std::string& family) {
     if (find_on_path("likwid-bench").empty())
         throw std::runtime_error(
             "--peers needs likwid-bench, which is not on PATH: install Debian's likwid package (apt-get install likwid, "
             "or scripts/deps.sh)");
     const auto flags = cpu_flags();
+    const bool fma = flags.count("fma") > 0, has_fma = family == "triad" || family == "stream";
+    const bool mem = family != "sum";
+    std::vector<std::string> isas;
+    if (flags.count("avx")) isas.push_back("avx");
+    if (flags.count("avx512f")) isas.push_back("avx512");
+    if (isas.empty()) isas.push_back("sse");  // every x86-64 has SSE2
+    // What this likwid-bench has: not every combination exists (5.2 has stream_mem_avx_fma but
+    // no stream_mem_avx512_fma).
+    int status = 0;
+    const std::string listing = run_capture({find_on_path("likwid-bench"), "-a"}, status);
+    std::set<std::string> known;
+    std::stringstream lines(listing);
+    for (std::string line; std::getline(lines, line);) known.insert(line.substr(0, line.find(' ')));
     std::vector<std::string> k;
-    if (flags.count("avx")) k.insert(k.end(), {"triad_avx", "triad_mem_avx"});
-    if (flags.count("avx512f")) k.insert(k.end(), {"triad_avx512", "triad_mem_avx512"});
-    if (k.empty()) throw std::runtime_error("--peers: this CPU has neither AVX nor AVX-512, which likwid-bench's triad kernels need");
+    for (const char* store : {"", "mem_"}) {
+        if (*store && !mem) continue;
+        for (const auto& isa : isas)
+            for (const std::string& name : {family + "_" + store + isa, family + "_" + store + isa + "_fma"})
+                if (known.count(name) && (name.find("_fma") == std::string::npos || (has_fma && fma))) k.push_back(name);
+    }
+    if (k.empty()) throw std::runtime_error("--peers: this likwid-bench has no " + family + " kernel for this CPU (likwid-bench -a)");
     return k;
 }
 
-variant likwid(const std::string& kernel, std::size_t n, unsigned threads, std::size_t* actual_n) {
+bool streams(const std::string& kernel) { return kernel.find("_mem") != std::string::npos; }
+
+variant likwid(const std::string& kernel, std::size_t n, unsigned threads, unsigned arrays, std::size_t* actual_n) {
     const std::string exe = find_on_path("likwid-bench");
-    // -W domain:size:threads. The size is the four vectors together; "N" is the whole node
+    // -W domain:size:threads. The size is all the kernel's vectors together; "N" is the whole node
     // and likwid-bench pins thread t to hardware thread t of it.
-    const std::string workgroup = "N:" + std::to_string(32 * n) + "B:" + std::to_string(threads);
-    return {"likwid-bench " + kernel, [exe, kernel, workgroup, actual_n](std::size_t batch) {
+    const std::string workgroup = "N:" + std::to_string(8 * arrays * n) + "B:" + std::to_string(threads);
+    return {"likwid-bench " + kernel, [exe, kernel, workgroup, actual_n, arrays](std::size_t batch) {
                 int status = 0;
                 const auto out = run_capture({exe, "-t", kernel, "-W", workgroup, "-i", std::to_string(batch)}, status);
                 const double time = field(out, "Time"), per_thread = field(out, "Iterations per thread"),
@@ -122,7 +141,7 @@ variant likwid(const std::string& kernel, std::size_t n, unsigned threads, std::
                         if (c == '\n') c = ' ';
                     throw std::runtime_error("likwid-bench -t " + kernel + " -W " + workgroup + " failed: " + last);
                 }
-                if (actual_n) *actual_n = static_cast<std::size_t>(size / 32);
+                if (actual_n) *actual_n = static_cast<std::size_t>(size / (8.0 * arrays));
                 return time / per_thread * static_cast<double>(batch);
             }};
 }

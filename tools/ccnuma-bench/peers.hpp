@@ -1,5 +1,5 @@
 #pragma once
-// likwid-bench as a peer in the same run: its triad kernels on the same N and thread count,
+// likwid-bench as a peer in the same run: its kernels on the same N and thread count,
 // interleaved with ccnuma's variants by the harness.
 
 #include "harness.hpp"
@@ -10,14 +10,21 @@
 
 namespace bench::peers {
 
-/// The likwid-bench triad kernels this CPU runs (triad_avx, triad_avx512, triad_mem_avx,
-/// triad_mem_avx512, as its flags allow). Throws std::runtime_error with how to install likwid
-/// when likwid-bench is not on PATH.
-std::vector<std::string> likwid_kernels();
+/// The likwid-bench kernels of one family that this CPU runs, every vector ISA it has (_avx,
+/// _avx512, with and without _fma where the family has it) with regular and non-temporal
+/// (_mem_) stores: family "triad" (a = b * c + d), "stream" (STREAM's triad a = b * s + c),
+/// "copy" or "sum". The scalar and SSE kernels are left out where the CPU has AVX: they are
+/// never the best. Throws std::runtime_error with how to install likwid when likwid-bench is
+/// not on PATH.
+std::vector<std::string> likwid_kernels(const std::string& family);
+
+/// Whether a likwid kernel stores around the caches (its name has _mem_).
+bool streams(const std::string& kernel);
 
 /// A harness variant that runs `likwid-bench -t kernel` on `n` elements per array and
 /// `threads` threads, batch iterations, and returns the time likwid-bench measured itself.
+/// `arrays` is the kernel's number of arrays (likwid-bench's -W size is all of them together);
 /// `actual_n` receives the vector length likwid-bench rounded n to.
-variant likwid(const std::string& kernel, std::size_t n, unsigned threads, std::size_t* actual_n);
+variant likwid(const std::string& kernel, std::size_t n, unsigned threads, unsigned arrays, std::size_t* actual_n);
 
 }  // namespace bench::peers

@@ -1,6 +1,7 @@
 // Where the pages are and what it costs: the triad and the sum under every way of placing the
 // arrays (the poster's and the lecture's comparison).
 
+#include "baselines.hpp"
 #include "kernels.hpp"
 
 #include <ccnuma/algorithm.hpp>
@@ -10,10 +11,10 @@
 #include <ccnuma/topology.hpp>
 #include <ccnuma/vector.hpp>
 
-#include <malloc.h>
 #include <omp.h>
 
-#include <cstdlib>
+#include <algorithm>
+#include <cstdio>
 #include <memory>
 #include <string>
 
@@ -21,36 +22,58 @@ namespace bench {
 
 namespace {
 
-__attribute__((noinline)) void triad_loop(double* a, const double* b, const double* c, const double* d, std::size_t n,
-                                          std::size_t sweeps) {
-    for (std::size_t s = 0; s < sweeps; ++s) {
-#pragma omp parallel for schedule(static)
-        for (std::size_t i = 0; i < n; ++i) a[i] = b[i] + c[i] * d[i];
-        escape(a);
+/// One thread's share of a variant's arrays: [a, a + len) and the same range of b, c, d.
+struct piece {
+    double* a;
+    const double *b, *c, *d;
+    std::size_t len;
+};
+/// pieces[t]: what thread t of the team works on.
+using team_pieces = std::vector<std::vector<piece>>;
+
+/// The one triad every placement variant runs: the expert's inner loop on each thread's pieces,
+/// with one store mode for all. Only the memory under it differs, so any difference between the
+/// variants is the placement's.
+__attribute__((noinline)) void triad_pieces(const team_pieces& pieces, std::size_t sweeps, expert::stores s) {
+    for (std::size_t k = 0; k < sweeps; ++k) {
+#pragma omp parallel num_threads(static_cast<int>(pieces.size()))
+        for (const piece& p : pieces[static_cast<std::size_t>(omp_get_thread_num())]) expert::triad_piece(p.a, p.b, p.c, p.d, p.len, s);
+        escape(pieces.data());
     }
 }
 
-__attribute__((noinline)) double sum_loop(const double* a, std::size_t n, std::size_t sweeps) {
+/// The one sum(b) every variant runs: the expert's four-accumulator loop on each piece.
+__attribute__((noinline)) double sum_pieces(const team_pieces& pieces, std::size_t sweeps) {
     double s = 0;
     for (std::size_t k = 0; k < sweeps; ++k) {
         s = 0;
-#pragma omp parallel for schedule(static) reduction(+ : s)
-        for (std::size_t i = 0; i < n; ++i) s += a[i];
+#pragma omp parallel num_threads(static_cast<int>(pieces.size())) reduction(+ : s)
+        for (const piece& p : pieces[static_cast<std::size_t>(omp_get_thread_num())]) s += expert::sum_piece(p.b, p.len);
         escape(&s);
     }
     return s;
 }
 
-/// Four arrays a, b, c, d placed one way; a = b + c * d and sum(b) over them.
+/// Four arrays a, b, c, d placed one way, and their pieces for a team.
 struct placed {
     virtual ~placed() = default;
-    virtual void triad(std::size_t sweeps) = 0;
-    virtual double sum(std::size_t sweeps) = 0;
+    /// The static schedule's blocks for contiguous arrays; a seg_array's segments.
+    virtual team_pieces pieces(unsigned threads) = 0;
     virtual double a(std::size_t i) const = 0;
     /// Mean over the four arrays of the share of pages on the node of the thread that the
     /// kernels' static schedule gives them to.
     virtual double locality(unsigned threads) const = 0;
 };
+
+team_pieces blocks(double* const* p, std::size_t n, unsigned threads) {
+    team_pieces out(threads);
+    for (unsigned t = 0; t < threads; ++t) {
+        std::size_t lo = 0, hi = 0;
+        expert::static_block(n, t, threads, lo, hi);
+        if (hi > lo) out[t].push_back({p[0] + lo, p[1] + lo, p[2] + lo, p[3] + lo, hi - lo});
+    }
+    return out;
+}
 
 double mean_locality(const double* const* arrays, std::size_t n, unsigned threads) {
     double l = 0;
@@ -71,8 +94,7 @@ struct pointer_arrays : placed {
             p[k] = &arr[k][0];
         }
     }
-    void triad(std::size_t sweeps) override { triad_loop(p[0], p[1], p[2], p[3], n, sweeps); }
-    double sum(std::size_t sweeps) override { return sum_loop(p[1], n, sweeps); }
+    team_pieces pieces(unsigned threads) override { return blocks(p, n, threads); }
     double a(std::size_t i) const override { return p[0][i]; }
     double locality(unsigned threads) const override { return mean_locality(p, n, threads); }
 };
@@ -93,19 +115,9 @@ struct ccnuma_vectors : placed {
     ccnuma_vectors(std::size_t n, const Policy& p)
         : va(n, p), vb(n, [](std::size_t i) { return value(i, 1); }, p), vc(n, [](std::size_t i) { return value(i, 2); }, p),
           vd(n, [](std::size_t i) { return value(i, 3); }, p) {}
-    void triad(std::size_t sweeps) override {
-        for (std::size_t s = 0; s < sweeps; ++s) {
-            va = vb + vc * vd;
-            escape(va.data());
-        }
-    }
-    double sum(std::size_t sweeps) override {
-        double s = 0;
-        for (std::size_t k = 0; k < sweeps; ++k) {
-            s = ccnuma::sum(vb);
-            escape(&s);
-        }
-        return s;
+    team_pieces pieces(unsigned threads) override {
+        double* p[4] = {va.data(), vb.data(), vc.data(), vd.data()};
+        return blocks(p, va.size(), threads);
     }
     double a(std::size_t i) const override { return va[i]; }
     double locality(unsigned) const override {
@@ -119,28 +131,19 @@ struct seg_arrays : placed {
     explicit seg_arrays(std::size_t n)
         : sa(n), sb(n, [](std::size_t i) { return value(i, 1); }), sc(n, [](std::size_t i) { return value(i, 2); }),
           sd(n, [](std::size_t i) { return value(i, 3); }) {}
-    void triad(std::size_t sweeps) override {
-        // Segment g on the thread that owns it (the schedule over segments the arrays were built
-        // with: one segment per thread), each a loop over raw memory.
+    team_pieces pieces(unsigned threads) override {
+        // Segment g on the thread that owns it under the static schedule over segments (the
+        // arrays were built with one segment per thread of this team).
         const auto segments = sa.segment_count();
-        for (std::size_t s = 0; s < sweeps; ++s) {
-#pragma omp parallel for schedule(static)
-            for (std::size_t g = 0; g < segments; ++g) {
-                double* a = sa.segment(g).data();
-                const double *b = sb.segment(g).data(), *c = sc.segment(g).data(), *d = sd.segment(g).data();
-                const std::size_t m = sa.segment_size(g);
-                for (std::size_t i = 0; i < m; ++i) a[i] = b[i] + c[i] * d[i];
-            }
-            escape(&sa);
+        team_pieces out(threads);
+        for (unsigned t = 0; t < threads; ++t) {
+            std::size_t lo = 0, hi = 0;
+            expert::static_block(segments, t, threads, lo, hi);
+            for (std::size_t g = lo; g < hi; ++g)
+                out[t].push_back({sa.segment(g).data(), sb.segment(g).data(), sc.segment(g).data(), sd.segment(g).data(),
+                                  sa.segment_size(g)});
         }
-    }
-    double sum(std::size_t sweeps) override {
-        double s = 0;
-        for (std::size_t k = 0; k < sweeps; ++k) {
-            s = ccnuma::par::reduce(sb.begin(), sb.end(), 0.0);
-            escape(&s);
-        }
-        return s;
+        return out;
     }
     double a(std::size_t i) const override { return sa[i]; }
     double locality(unsigned) const override {
@@ -168,16 +171,11 @@ struct class_arrays : placed {
             arr[3][i].v = value(i, 3);
         }
     }
-    void triad(std::size_t sweeps) override {
-        number *a = arr[0].get(), *b = arr[1].get(), *c = arr[2].get(), *d = arr[3].get();
-        const std::size_t size = n;
-        for (std::size_t s = 0; s < sweeps; ++s) {
-#pragma omp parallel for schedule(static)
-            for (std::size_t i = 0; i < size; ++i) a[i].v = b[i].v + c[i].v * d[i].v;
-            escape(a);
-        }
+    team_pieces pieces(unsigned threads) override {
+        // number is a double in a class (standard layout, same size): its arrays are doubles.
+        double* p[4] = {&arr[0][0].v, &arr[1][0].v, &arr[2][0].v, &arr[3][0].v};
+        return blocks(p, n, threads);
     }
-    double sum(std::size_t sweeps) override { return sum_loop(&arr[1][0].v, n, sweeps); }
     double a(std::size_t i) const override { return arr[0][i].v; }
     double locality(unsigned threads) const override {
         const double* p[4] = {&arr[0][0].v, &arr[1][0].v, &arr[2][0].v, &arr[3][0].v};
@@ -239,8 +237,8 @@ const char* const variant_names[] = {"std::vector, serial init",
                                      "raw arrays, parallel first touch",
                                      "std::vector + allocator<first_touch>",
                                      "std::vector + allocator<blocked>",
-                                     "ccnuma::vector expressions",
-                                     "seg_array (segments, par::reduce)",
+                                     "ccnuma::vector",
+                                     "seg_array (its segments)",
                                      "parallel_new class array",
                                      "ccnuma::vector<interleave>",
                                      "ccnuma::vector<on_node>: one node"};
@@ -250,24 +248,33 @@ constexpr int variant_count = 9;
 
 void placement(const options& o, report& out) {
     const auto pages = o.page_size();
+    const ccnuma::stores mode = o.stores ? *o.stores : ccnuma::stores::automatic;
     for (unsigned t : team_sizes(o)) {
         use_threads(t);
         for (std::size_t n : sizes_or(o, {10000000})) {
             need_memory("placement", 36, n);
+            // One store mode for every variant, decided here as ccnuma's automatic mode would
+            // decide it for one array of this size.
+            const expert::stores s = ccnuma::streams(mode, n * sizeof(double), false, true) ? expert::stores::streaming
+                                                                                              : expert::stores::regular;
             out.progress("placement: n = " + std::to_string(n) + ", " + std::to_string(t) + " threads, 9 variants");
             std::vector<std::unique_ptr<placed>> arrays;
             for (int k = 0; k < variant_count; ++k) arrays.push_back(make(k, n, pages));
             double expected = 0;
             for (std::size_t i = 0; i < n; ++i) expected += value(i, 1);
             std::vector<double> local;
-            for (const auto& a : arrays) local.push_back(a->locality(t));
+            std::vector<team_pieces> pieces;
+            for (const auto& a : arrays) {
+                local.push_back(a->locality(t));
+                pieces.push_back(a->pieces(t));
+            }
             std::vector<double> sums(variant_count);
             std::vector<variant> tv, sv;
             for (int k = 0; k < variant_count; ++k) {
-                placed* p = arrays[static_cast<std::size_t>(k)].get();
-                double* s = &sums[static_cast<std::size_t>(k)];
-                tv.push_back(timed(variant_names[k], [p](std::size_t b) { p->triad(b); }));
-                sv.push_back(timed(variant_names[k], [p, s](std::size_t b) { *s = p->sum(b); }));
+                const team_pieces* p = &pieces[static_cast<std::size_t>(k)];
+                double* sum = &sums[static_cast<std::size_t>(k)];
+                tv.push_back(timed(variant_names[k], [p, s](std::size_t b) { triad_pieces(*p, b, s); }));
+                sv.push_back(timed(variant_names[k], [p, sum](std::size_t b) { *sum = sum_pieces(*p, b); }));
             }
             const auto mt = measure(tv, o.reps, o.min_time);
             const auto ms = measure(sv, o.reps, o.min_time);
@@ -278,15 +285,33 @@ void placement(const options& o, report& out) {
                         wrong(std::string("placement triad ") + variant_names[k] + ": a[" + std::to_string(i) + "]");
                 if (sums[k] != expected) wrong(std::string("placement sum ") + variant_names[k] + ": " + std::to_string(sums[k]));
             }
-            for (std::size_t k = 0; k < static_cast<std::size_t>(variant_count); ++k) {
-                auto r = bandwidth("placement-triad", variant_names[k], n, t, mt, k, 32 * nn, 40 * nn, 2 * nn);
-                r.counters["pages_local"] = local[k];
-                out.add(std::move(r));
-            }
-            for (std::size_t k = 0; k < static_cast<std::size_t>(variant_count); ++k) {
-                auto r = bandwidth("placement-sum", variant_names[k], n, t, ms, k, 8 * nn, 8 * nn, nn);
-                r.counters["pages_local"] = local[k];
-                out.add(std::move(r));
+            const bool nt = s == expert::stores::streaming;
+            const std::vector<std::pair<const char*, const measurement*>> kernels{{"placement-triad", &mt}, {"placement-sum", &ms}};
+            for (const auto& [kernel, m] : kernels) {
+                const bool triad = std::string(kernel) == "placement-triad";
+                std::vector<result> rs;
+                for (std::size_t k = 0; k < static_cast<std::size_t>(variant_count); ++k) {
+                    auto r = triad ? bandwidth(kernel, variant_names[k], n, t, *m, k, 32 * nn, (nt ? 32 : 40) * nn, 2 * nn)
+                                   : bandwidth(kernel, variant_names[k], n, t, *m, k, 8 * nn, 8 * nn, nn);
+                    r.counters["pages_local"] = local[k];
+                    if (triad) r.counters["streaming_stores"] = nt ? 1 : 0;
+                    rs.push_back(std::move(r));
+                }
+                // The spread between the variants: on one node, the same code on the same kind of
+                // memory, so it is noise; across nodes, what placement costs.
+                double lo = 0, hi = 0;
+                for (const auto& r : rs) {
+                    const double med = summarize(r.values).median;
+                    lo = lo == 0 ? med : std::min(lo, med);
+                    hi = std::max(hi, med);
+                }
+                char buf[300];
+                std::snprintf(buf, sizeof buf,
+                              "%s n = %zu, %u threads: every variant runs the same compiled loop%s; largest median / smallest = "
+                              "%.3f",
+                              kernel, n, t, triad ? (nt ? " with streaming stores" : " with regular stores") : "", lo > 0 ? hi / lo : 0.0);
+                out.note(buf);
+                for (auto& r : rs) out.add(std::move(r));
             }
         }
     }
