@@ -7,6 +7,11 @@ a PNG, and bad options give one line on stderr and a non-zero exit.
     ccnuma_bench_check.py BIN kernel KERNEL ARGS...   run a kernel tiny, check JSON and CSV
     ccnuma_bench_check.py BIN zero-page               the never-written pages are flagged
     ccnuma_bench_check.py BIN plot                    plot writes a PNG from JSON and from CSV
+    ccnuma_bench_check.py BIN plot-sweep              plot draws every thread count of a sweep
+    ccnuma_bench_check.py BIN plot-files              plot keeps two result files apart
+    ccnuma_bench_check.py BIN plot-series             plot draws a JSON's time series
+    ccnuma_bench_check.py BIN plot-bad                bad input: one line on stderr, exit 1
+    ccnuma_bench_check.py BIN compare                 Google Benchmark's compare.py reads two runs
     ccnuma_bench_check.py BIN bad-options             one-line errors, non-zero exit
     ccnuma_bench_check.py BIN peers                   likwid-bench in the run, or the install hint
     ccnuma_bench_check.py BIN peers-affinity          under --bind, peers still get every allowed CPU
@@ -20,9 +25,18 @@ import tempfile
 
 CSV_HEADER = ["kernel", "variant", "n", "threads", "reps", "batch", "seconds_median", "unit", "value_min",
               "value_median", "value_max", "gbs_wa_min", "gbs_wa_median", "gbs_wa_max", "mflops_median",
-              "pages_local", "counters"]
-CONTEXT_KEYS = ["date", "host_name", "executable", "num_cpus", "mhz_per_cpu", "caches", "library_build_type",
-                "topology", "binding", "environment", "compiler", "flags", "ccnuma"]
+              "pages_local", "counters", "flags", "fork_join_s"]
+# Google Benchmark's context keys in the order its json_reporter.cc writes them, then ccnuma's.
+GB_CONTEXT = ["date", "host_name", "executable", "num_cpus", "mhz_per_cpu", "cpu_scaling_enabled", "caches", "load_avg",
+              "library_build_type"]
+CONTEXT_KEYS = GB_CONTEXT + ["topology", "binding", "environment", "compiler", "flags", "isa", "warnings", "ccnuma"]
+# Google Benchmark's per-run keys in its order; aggregates have aggregate_name and
+# aggregate_unit after threads instead of repetition_index before it.
+GB_RUN = ["name", "family_index", "per_family_instance_index", "run_name", "run_type", "repetitions", "repetition_index",
+          "threads", "iterations", "real_time", "cpu_time", "time_unit"]
+GB_AGG = ["name", "family_index", "per_family_instance_index", "run_name", "run_type", "repetitions", "threads",
+          "aggregate_name", "aggregate_unit", "iterations", "real_time", "cpu_time", "time_unit"]
+REGEX_META = set(".^$*+?{}[]\\|()")
 ITERATION_KEYS = ["name", "family_index", "per_family_instance_index", "run_name", "run_type", "repetitions",
                   "repetition_index", "threads", "iterations", "real_time", "cpu_time", "time_unit", "label"]
 
@@ -50,6 +64,14 @@ def check_schema(doc, rows, header, kernel):
     for k in CONTEXT_KEYS:
         check(k in doc["context"], "JSON context has %r" % k)
     check(doc["context"]["executable"] == "ccnuma-bench " + kernel, "context executable names the kernel")
+    ctx = doc["context"]
+    check(list(ctx)[:len(GB_CONTEXT)] == GB_CONTEXT, "context starts with Google Benchmark's keys in order: %s" % list(ctx)[:10])
+    check(isinstance(ctx["cpu_scaling_enabled"], bool) and isinstance(ctx["mhz_per_cpu"], int), "context types")
+    check(isinstance(ctx["caches"], list) and ctx["caches"] and
+          all(list(c) == ["type", "level", "size", "num_sharing"] and c["size"] > 0 for c in ctx["caches"]),
+          "context caches from the topology, as Google Benchmark lists them: %s" % ctx["caches"])
+    check(isinstance(ctx["load_avg"], list) and len(ctx["load_avg"]) == 3, "context load_avg: %s" % ctx["load_avg"])
+    check(ctx["isa"].split(" ")[0] in ("AVX-512", "AVX2", "AVX", "SSE2"), "context isa: %s" % ctx["isa"])
     bs = doc["benchmarks"]
     check(bs, "JSON has benchmarks")
     its = [b for b in bs if b["run_type"] == "iteration"]
@@ -61,17 +83,27 @@ def check_schema(doc, rows, header, kernel):
         check(b["time_unit"] == "ns" and b["real_time"] > 0, "iteration real_time in ns")
         check(b["label"] in b, "iteration carries its figure of merit %r" % b["label"])
         check(b["name"].startswith(kernel) or kernel == "placement", "name starts with the kernel: " + b["name"])
+        check([k for k in b if k in GB_RUN] == GB_RUN, "iteration keys in Google Benchmark's order: %s" % list(b)[:12])
+        check(b["iterations"] >= 1 and b["cpu_time"] >= 0, "iteration iterations and cpu_time")
+        check(not REGEX_META & set(b["name"]), "name without regex metacharacters (compare.py filters): " + b["name"])
+        check(b["label"] == b["variant"] and b["unit"] in b, "label is the variant, unit names the figure of merit")
         check(b["repetition_index"] < b["repetitions"], "repetition_index within repetitions")
     names = {b["run_name"] for b in its}
     for n in names:
         got = {b["aggregate_name"] for b in aggs if b["run_name"] == n}
-        check(got == {"mean", "median", "stddev", "min", "max"}, "aggregates of %s: %s" % (n, sorted(got)))
+        check(got == {"mean", "median", "stddev", "cv", "min", "max"}, "aggregates of %s: %s" % (n, sorted(got)))
         med = next(b for b in aggs if b["run_name"] == n and b["aggregate_name"] == "median")
+        reps = next(b for b in its if b["run_name"] == n)["repetitions"]
+        check(med["iterations"] == reps, "an aggregate's iterations are the repetitions (%s, %s)" % (med["iterations"], reps))
+        check([k for k in med if k in GB_AGG] == GB_AGG, "aggregate keys in Google Benchmark's order: %s" % list(med)[:13])
         check(med["aggregate_unit"] == "time" and med["name"] == n + "_median", "median aggregate named as Google Benchmark does")
     check(header.split(",") == CSV_HEADER, "CSV header: " + header)
     check(len(rows) == len(names), "one CSV row per JSON run (%d, %d)" % (len(rows), len(names)))
     for r in rows:
         check(float(r["value_median"]) >= 0 or r["unit"] == "us", "CSV value")
+        check(all(f in ("fork/join-bound", "spread", "oversubscribed") for f in r["flags"].split(";") if f),
+              "CSV flags: %r" % r["flags"])
+        check(float(r["fork_join_s"]) >= 0, "CSV fork_join_s")
         check(r["unit"] in ("GB/s", "us", "Mupd/s"), "CSV unit " + r["unit"])
         if r["unit"] == "GB/s":
             check(float(r["gbs_wa_median"]) >= float(r["value_median"]) * 0.999, "GB/s+WA >= GB/s")
@@ -85,35 +117,36 @@ def kernel_test(binary, kernel, extra):
         if kernel == "stream":
             check("Best Rate MB/s" in out, "stream prints STREAM's table")
         if kernel == "triad":
-            # The calibration note: per team size, every n with its paired evidence, and a verdict.
+            # The calibration note: per team size, every n with its paired interval and verdict;
+            # with fewer than 9 pairs (this run has 2) no verdict and no recommendation.
             import re
-            notes = [l for l in out.splitlines() if l.startswith("# streaming stores against regular ones")]
+            notes = [l for l in out.splitlines() if l.startswith("# streaming over regular stores")]
             check(len(notes) == 1, "triad prints one calibration note per team size: %r" % notes)
-            sizes = re.findall(r"n = (\d+): \d+\.\d+x, won (\d+) of (\d+)", notes[0])
-            check([int(n) for n, _, _ in sizes] == [1000, 10000] and all(int(w) <= int(p) == 2 for _, w, p in sizes),
-                  "the note gives each n's median gain and wins over the 2 paired repetitions: %r" % notes[0])
-            # The verdict follows the evidence it lists, whichever way this run went: streaming
-            # is faster at n with two thirds of the pairs won and a median gain above 1; the
-            # threshold comes from the smallest n from which it is faster at every larger n.
-            gains = [(int(n), float(g), int(w), int(p))
-                     for n, g, w, p in re.findall(r"n = (\d+): (\d+\.\d+)x, won (\d+) of (\d+)", notes[0])]
-            if all(g != 1.0 for _, g, _, _ in gains):  # a printed 1.00x could be either side of 1
-                start = None
-                for n, g, w, p in reversed(gains):
-                    if not (3 * w >= 2 * p and g > 1.0):
-                        break
-                    start = n
-                if start is None:
-                    expected = "keep CCNUMA_STREAMING_THRESHOLD above %d bytes" % (gains[-1][0] * 8)
-                else:
-                    expected = "CCNUMA_STREAMING_THRESHOLD=%d fits this machine" % (start * 8 - 1)
-                check(expected in notes[0], "the verdict follows the pairs: expected %r in %r" % (expected, notes[0]))
+            sizes = re.findall(r"n = (\d+): \d+\.\d+ \[[^]]*\], (\d+) pairs, ([a-z ]+)", notes[0])
+            check([int(n) for n, _, _ in sizes] == [1000, 10000] and all(int(p) == 2 for _, p, _ in sizes),
+                  "the note gives each n's paired ratio over the 2 repetitions: %r" % notes[0])
+            check(all(v.startswith("too few pairs") for _, _, v in sizes), "2 pairs give no verdict: %r" % notes[0])
+            check("recommends no threshold" in notes[0] and "CCNUMA_STREAMING_THRESHOLD=" not in notes[0],
+                  "no recommendation from 2 pairs: %r" % notes[0])
             check("automatic streams above" in notes[0], "the note says the threshold in force: %r" % notes[0])
+            variants = {r["variant"] for r in rows}
+            check({"expert loop, regular stores", "expert loop, streaming stores"} <= variants, "expert baselines: %s" % variants)
+            for r in rows:
+                if r["variant"].startswith("ccnuma::"):
+                    check("vs_best=" in r["counters"] and "vs_same_stores=" in r["counters"],
+                          "ccnuma rows carry their ratios to the baselines: %r" % r)
+        if kernel == "sum":
+            variants = {r["variant"] for r in rows}
+            check({"expert omp simd reduction", "expert 4-accumulator vector sum"} <= variants, "expert sums: %s" % variants)
         if kernel == "placement":
             variants = {r["variant"] for r in rows}
             check(len(variants) == 9, "placement runs 9 variants: %s" % sorted(variants))
             check(all(r["pages_local"] != "" for r in rows), "placement reports pages local")
             check({r["kernel"] for r in rows} == {"placement-triad", "placement-sum"}, "placement: triad and sum")
+            # One store mode for every variant: the same compiled loop, only the memory differs.
+            modes = {r["counters"].split("streaming_stores=")[1][:8] for r in rows if r["kernel"] == "placement-triad"}
+            check(len(modes) == 1, "one store mode for all placement variants: %s" % modes)
+            check("every variant runs the same compiled loop" in out, "placement says its variants run one loop")
     print("ok: %s %s" % (kernel, " ".join(extra)))
 
 
@@ -137,6 +170,26 @@ def zero_page_test(binary):
     print("ok: zero-page flags never-written pages")
 
 
+def tiny(binary, args, tmp, name):
+    js = os.path.join(tmp, name + ".json")
+    rc, _, err = run([binary] + args + ["--reps", "2", "--min-time", "0.001", "-q", "--json", js])
+    check(rc == 0, "%s: %s" % (" ".join(args), err.strip()[-500:]))
+    return js
+
+
+def plot(binary, inputs, tmp):
+    """Runs plot, checks the PNG, and returns the lines saying what it drew."""
+    png = os.path.join(tmp, "fig.png")
+    if os.path.exists(png):
+        os.remove(png)
+    rc, out, err = run([binary, "plot"] + inputs + ["-o", png])
+    check(rc == 0, "plot exited %d: %s" % (rc, err.strip()))
+    data = open(png, "rb").read()
+    check(data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 10000, "plot wrote a PNG (%d bytes)" % len(data))
+    check(png in out, "plot says where it wrote")
+    return [l[len("ccnuma-bench plot: drew "):] for l in out.splitlines() if l.startswith("ccnuma-bench plot: drew ")]
+
+
 def plot_test(binary):
     with tempfile.TemporaryDirectory() as tmp:
         js, cs = os.path.join(tmp, "t.json"), os.path.join(tmp, "p.csv")
@@ -144,13 +197,125 @@ def plot_test(binary):
         check(rc == 0, "triad for the plot: " + err)
         rc, _, err = run([binary, "sum", "--n", "10000", "--threads", "1,2", "--reps", "2", "--min-time", "0.001", "-q", "--csv", cs])
         check(rc == 0, "sum for the plot: " + err)
-        png = os.path.join(tmp, "fig.png")
-        rc, out, err = run([binary, "plot", js, cs, "-o", png])
-        check(rc == 0, "plot exited %d: %s" % (rc, err.strip()))
-        data = open(png, "rb").read()
-        check(data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 10000, "plot wrote a PNG (%d bytes)" % len(data))
-        check(png in out, "plot says where it wrote")
+        drew = plot(binary, [js, cs], tmp)
+        check(any(l.startswith("triad: GB/s against N [1000, 10000]") for l in drew), "triad against N: %s" % drew)
+        check(any(l.startswith("sum: GB/s against threads [1, 2]") for l in drew), "sum against threads: %s" % drew)
     print("ok: plot writes a PNG")
+
+
+def plot_sweep_test(binary):
+    """A sweep over N with 1 and 2 threads: the N panel has a curve per thread count."""
+    with tempfile.TemporaryDirectory() as tmp:
+        js = tiny(binary, ["sum", "--n", "1000,10000", "--threads", "1,2"], tmp, "sweep")
+        drew = plot(binary, [js], tmp)
+        by_n = [l for l in drew if l.startswith("sum: GB/s against N [1000, 10000], threads [1, 2]")]
+        check(len(by_n) == 1, "one N panel holding both thread counts: %s" % drew)
+        curves = by_n[0].split(" curves: ")[1].split("; ")
+        for t in (1, 2):
+            check(any(c.endswith(", %d thr" % t) for c in curves), "a curve for %d thread(s): %s" % (t, curves))
+        check(any(l.startswith("sum: GB/s against threads [1, 2]") for l in drew), "a threads panel: %s" % drew)
+    print("ok: plot draws every thread count of a sweep")
+
+
+def plot_files_test(binary):
+    """Two runs of the same kernel: each curve names its file, none overwrites the other."""
+    with tempfile.TemporaryDirectory() as tmp:
+        a = tiny(binary, ["sum", "--n", "1000,10000", "--threads", "1"], tmp, "first")
+        b = tiny(binary, ["sum", "--n", "1000,10000", "--threads", "1"], tmp, "second")
+        drew = plot(binary, [a, b], tmp)
+        curves = [c for l in drew if " curves: " in l for c in l.split(" curves: ")[1].split("; ")]
+        for f in ("first.json", "second.json"):
+            check(any(c.endswith("[%s]" % f) for c in curves), "curves of %s: %s" % (f, curves))
+        mine = [c for c in curves if c.endswith("[first.json]")]
+        check(len(mine) * 2 == len(curves), "as many curves from each file: %s" % curves)
+    print("ok: plot keeps two files apart")
+
+
+def plot_series_test(binary):
+    """A JSON with a time series (as jacobi writes it): GB/s and pages local against elapsed seconds."""
+    with tempfile.TemporaryDirectory() as tmp:
+        js = tiny(binary, ["sum", "--n", "1000", "--threads", "1"], tmp, "base")
+        doc = json.load(open(js))
+        doc["series"] = [{"kernel": "jacobi", "variant": "serial init", "n": 100, "threads": 2,
+                          "columns": ["elapsed_s", "GB/s", "pages_local"],
+                          "rows": [[0.5, 10.0, 0.5], [1.0, 12.0, 0.7], [1.5, 14.0, 0.9]]}]
+        series = os.path.join(tmp, "series.json")
+        json.dump(doc, open(series, "w"))
+        drew = plot(binary, [series], tmp)
+        lines = [l for l in drew if l.startswith("jacobi: serial init")]
+        check(len(lines) == 1 and "GB/s, pages local (%) against elapsed_s, 3 samples" in lines[0],
+              "the series panel: %s" % drew)
+    print("ok: plot draws a time series")
+
+
+def plot_bad_test(binary):
+    """Bad input never gives a traceback: one line on stderr and exit 1."""
+    with tempfile.TemporaryDirectory() as tmp:
+        good = json.load(open(tiny(binary, ["sum", "--n", "1000", "--threads", "1"], tmp, "good")))
+        med = next(b for b in good["benchmarks"] if b.get("aggregate_name") == "median")
+        csv_path = os.path.join(tmp, "good.csv")
+        rc, _, err = run([binary, "sum", "--n", "1000", "--threads", "1", "--reps", "1", "--min-time", "0.001", "-q",
+                          "--csv", csv_path])
+        check(rc == 0, "sum for the CSV: " + err)
+        header, first = open(csv_path).read().splitlines()[:2]
+        cases = {
+            "malformed.json": '{"benchmarks": [',
+            "number.json": "42",
+            "list.json": "[1, 2]",
+            "null.json": json.dumps({"benchmarks": [dict(med, **{med["unit"]: None})]}),
+            "null-n.json": json.dumps({"benchmarks": [dict(med, n=None)]}),
+            "no-aggregates.json": json.dumps({"benchmarks": [b for b in good["benchmarks"] if b["run_type"] == "iteration"]}),
+            "no-min.json": json.dumps({"benchmarks": [b for b in good["benchmarks"] if b.get("aggregate_name") != "min"]}),
+            "bad-series.json": json.dumps(dict(good, series=[{"columns": ["elapsed_s", "GB/s"], "rows": [[1.0]]}])),
+            "short.csv": header + "\n" + ",".join(first.split(",")[:5]) + "\n",
+            "notcsv.csv": "hello\n",
+        }
+        for name, text in cases.items():
+            path = os.path.join(tmp, name)
+            open(path, "w").write(text)
+            rc, out, err = run([binary, "plot", path, "-o", os.path.join(tmp, "x.png")])
+            lines = err.strip().splitlines()
+            check(rc == 1, "%s: exit %d" % (name, rc))
+            check(len(lines) == 1 and lines[0].startswith("ccnuma-bench plot: ") and "Traceback" not in err,
+                  "%s: one line on stderr, got %r" % (name, err))
+    print("ok: %d bad inputs give one line and exit 1" % len(cases))
+
+
+def compare_tool():
+    """Debian's libbenchmark-tools puts Google Benchmark's compare.py here (scripts/deps.sh)."""
+    path = "/usr/share/benchmark/compare.py"
+    return path if os.path.exists(path) else None
+
+
+def compare_test(binary):
+    """Google Benchmark's own compare.py reads two ccnuma-bench runs, in `benchmarks` mode and in
+    `filters` mode with names copied from the JSON (no escaping needed)."""
+    tool = compare_tool()
+    check(tool is not None, "compare.py is missing: apt-get install libbenchmark-tools (scripts/deps.sh)")
+    # Debian's interpreter: its python3-scipy and python3-numpy are what compare.py imports.
+    python = "/usr/bin/python3" if os.path.exists("/usr/bin/python3") else sys.executable
+    with tempfile.TemporaryDirectory() as tmp:
+        args = ["triad", "--n", "1000", "--threads", "1"]
+        a, b = tiny(binary, args, tmp, "A"), tiny(binary, args, tmp, "B")
+        names = [x["run_name"] for x in json.load(open(a))["benchmarks"] if x["run_type"] == "iteration"]
+        names = list(dict.fromkeys(names))
+        rc, out, err = run([python, tool, "--no-color", "benchmarks", a, b])
+        check(rc == 0, "compare.py benchmarks exited %d: %s" % (rc, err.strip()[-800:]))
+        for n in names:
+            for suffix in ("", "_median", "_mean", "_pvalue"):
+                check(any(l.split()[:1] == [n + suffix] for l in out.splitlines()),
+                      "compare.py benchmarks prints %s: %s" % (n + suffix, out[-2000:]))
+        check("OVERALL_GEOMEAN" in out, "compare.py benchmarks prints the geometric mean")
+        # The families of the expression and of the expert loop, as the names spell them.
+        fam = lambda v: next(n for n in names if v in n).rsplit("/n:", 1)[0]
+        left, right = fam("expert_loop,_regular_stores"), fam("ccnuma::vector_a_=_b_plus_c_times_d")
+        rc, out, err = run([python, tool, "--no-color", "filters", a, left, right])
+        check(rc == 0, "compare.py filters exited %d: %s" % (rc, err.strip()[-800:]))
+        row = "[%s vs. %s]/n:1000/threads:1" % (left, right)
+        rows = [l for l in out.splitlines() if l.startswith(row)]
+        check(len(rows) >= 3 and any(l.startswith(row + "_median") for l in rows),
+              "compare.py filters compares the two families row by row (%s): %s" % (row, out[-2000:]))
+    print("ok: compare.py benchmarks and filters read ccnuma-bench's JSON (%d families)" % len(names))
 
 
 def bad_options_test(binary):
@@ -158,7 +323,8 @@ def bad_options_test(binary):
              ["triad", "--n", "1e3:1e5:4/year"], ["triad", "--n"], ["triad", "--threads", "0"], ["triad", "--threads", "x"],
              ["triad", "--reps", "-1"], ["triad", "--min-time", "0"], ["triad", "--pages", "giant"],
              ["triad", "--policy", "scatter"], ["triad", "--policy", "on_node"], ["triad", "--bogus"],
-             ["triad", "--bind", "2,scater"], ["triad", "--bind", "2,scatter", "--threads", "2"], ["sum", "--peers"],
+             ["triad", "--bind", "2,scater"], ["triad", "--bind", "2,scatter", "--threads", "2"], ["zero-page", "--peers"],
+             ["placement", "--stores", "sideways"], ["triad", "--stores", "regular"],
              ["dmvm", "--variant", "middle"], ["nested-stream", "--teams", "2y2"], ["triad", "extra"],
              ["triad", "--json", "/nonexistent/dir/x.json", "--n", "1000", "--reps", "1"],
              ["plot"], ["plot", "/nonexistent.json", "-o", "x.png"], ["triad", "--n="], ["triad", "--n", "1e10", "--reps", "1"]]
@@ -189,7 +355,13 @@ def peers_test(binary):
         check_schema(doc, rows, header, "triad")
         variants = {r["variant"] for r in rows}
         check(any(v.startswith("likwid-bench triad_") for v in variants), "likwid-bench peers ran: %s" % sorted(variants))
-        check(all("vs_best_peer" in r["counters"] for r in rows), "every row has its ratio to the best peer")
+        check(any("_mem_" in v for v in variants), "non-temporal peers ran: %s" % sorted(variants))
+        check(all("vs_best=" in r["counters"] for r in rows if r["variant"].startswith("ccnuma")),
+              "every ccnuma row has its ratio to the best baseline")
+        for kernel, family in (("stream", "likwid-bench copy_"), ("sum", "likwid-bench sum_")):
+            doc, rows, header, out = run_kernel(binary, kernel, ["--peers", "--n", "100000", "--quiet"], tmp)
+            check_schema(doc, rows, header, kernel)
+            check(any(r["variant"].startswith(family) for r in rows), "%s peers ran: %s" % (kernel, sorted({r["variant"] for r in rows})))
     print("ok: likwid-bench peers in the run")
 
 
@@ -203,7 +375,10 @@ def peers_affinity_test(binary):
         log = os.path.join(tmp, "cpus")
         fake = os.path.join(tmp, "likwid-bench")
         with open(fake, "w") as f:
+            # It lists kernels for -a as likwid-bench does, so the tool can pick the ones it has.
             f.write("#!/bin/sh\n"
+                    "if [ \"$1\" = -a ]; then for k in triad_sse triad_avx triad_avx512 triad_mem_sse triad_mem_avx "
+                    "triad_mem_avx512; do echo \"$k - stand-in\"; done; exit 0; fi\n"
                     "python3 -c 'import os; print(sorted(os.sched_getaffinity(0)))' >> '%s'\n"
                     "printf 'likwid-bench stand-in\\nSize (Byte):\\t32000\\nTime:\\t0.001\\n"
                     "Iterations per thread:\\t1\\n'\n" % log)
@@ -228,6 +403,16 @@ def main():
         zero_page_test(binary)
     elif what == "plot":
         plot_test(binary)
+    elif what == "plot-sweep":
+        plot_sweep_test(binary)
+    elif what == "plot-files":
+        plot_files_test(binary)
+    elif what == "plot-series":
+        plot_series_test(binary)
+    elif what == "plot-bad":
+        plot_bad_test(binary)
+    elif what == "compare":
+        compare_test(binary)
     elif what == "bad-options":
         bad_options_test(binary)
     elif what == "peers":

@@ -1,0 +1,87 @@
+// ccnuma-bench's verdicts (tools/ccnuma-bench/stats.hpp) on synthetic pairs: identical
+// distributions give no verdict, a 10% shift with 1% noise over 9 pairs gives one, fewer than 9
+// pairs never do, and the interval's order statistics match the signed-rank test's tables.
+
+#include "../../tools/ccnuma-bench/stats.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+#include <vector>
+
+namespace sp = bench::stats_paired;
+
+namespace {
+
+/// n repetitions of a rate around `centre` with multiplicative noise of `noise` (uniform).
+std::vector<double> rates(std::size_t n, double centre, double noise, unsigned seed) {
+    std::mt19937 gen(seed);
+    std::uniform_real_distribution<double> u(-noise, noise);
+    std::vector<double> v;
+    for (std::size_t i = 0; i < n; ++i) v.push_back(centre * (1 + u(gen)));
+    return v;
+}
+
+}  // namespace
+
+TEST(BenchStats, SignedRankDistributionMatchesTables) {
+    // P(T <= 5) for n = 9 is 10/512 (the two-sided 5% critical value of the tables is 5), and
+    // P(T <= 8) for n = 10 is 25/1024 (tables: 8).
+    EXPECT_NEAR(sp::signed_rank_cdf(9, 5), 10.0 / 512, 1e-12);
+    EXPECT_NEAR(sp::signed_rank_cdf(10, 8), 25.0 / 1024, 1e-12);
+    EXPECT_DOUBLE_EQ(sp::signed_rank_cdf(5, 15), 1.0);
+    // The normal approximation joins the exact count smoothly.
+    EXPECT_NEAR(sp::signed_rank_cdf(61, 600), sp::signed_rank_cdf(60, 580), 0.05);
+}
+
+TEST(BenchStats, IdenticalDistributionsGiveNoDifference) {
+    int verdicts = 0;
+    for (unsigned seed = 1; seed <= 40; ++seed) {
+        const auto a = rates(11, 10.0, 0.05, seed), b = rates(11, 10.0, 0.05, 1000 + seed);
+        const auto r = sp::paired_ratio(a, b);
+        EXPECT_EQ(r.pairs, 11u);
+        EXPECT_LE(r.lo, r.estimate);
+        EXPECT_GE(r.hi, r.estimate);
+        verdicts += sp::judge(r) != sp::verdict::no_difference;
+    }
+    // A 95% interval misses the truth in about 2 of 40 such runs; more than 6 means it is too narrow.
+    EXPECT_LE(verdicts, 6);
+}
+
+TEST(BenchStats, TenPercentShiftWithOnePercentNoiseOverNinePairsIsAVerdict) {
+    for (unsigned seed = 1; seed <= 20; ++seed) {
+        const auto b = rates(9, 10.0, 0.01, seed);
+        auto a = rates(9, 11.0, 0.01, 500 + seed);
+        const auto r = sp::paired_ratio(a, b);
+        EXPECT_EQ(sp::judge(r), sp::verdict::higher) << sp::to_string(r);
+        EXPECT_NEAR(r.estimate, 1.1, 0.02);
+        EXPECT_EQ(sp::judge(sp::paired_ratio(b, a)), sp::verdict::lower);
+    }
+}
+
+TEST(BenchStats, FewerThanNinePairsNeverGiveAVerdict) {
+    const std::vector<double> a{11, 11, 11, 11, 11, 11, 11, 11}, b{10, 10, 10, 10, 10, 10, 10, 10};
+    const auto r = sp::paired_ratio(a, b);
+    EXPECT_EQ(r.pairs, 8u);
+    EXPECT_NEAR(r.estimate, 1.1, 1e-12);
+    EXPECT_EQ(sp::judge(r), sp::verdict::too_few_pairs);
+    // One pair: no interval at all.
+    const auto one = sp::paired_ratio({2.0}, {1.0});
+    EXPECT_EQ(one.pairs, 1u);
+    EXPECT_FALSE(std::isfinite(one.hi));
+}
+
+TEST(BenchStats, UnusableRepetitionsAreLeftOut) {
+    // A zero, negative, NaN or infinite figure (a peer that printed garbage) is no pair.
+    const std::vector<double> a{1, 0, -1, NAN, INFINITY, 2}, b{1, 1, 1, 1, 1, 1};
+    EXPECT_EQ(sp::paired_ratio(a, b).pairs, 2u);
+    EXPECT_EQ(sp::paired_ratio({}, {}).pairs, 0u);
+}
+
+TEST(BenchStats, MeanWithConfidence) {
+    const auto m = sp::mean_with_ci({1.0, 2.0, 3.0});
+    EXPECT_DOUBLE_EQ(m.mean, 2.0);
+    EXPECT_NEAR(m.half_width, 4.303 * 1.0 / std::sqrt(3.0), 1e-9);  // t(0.975, 2) * s / sqrt(n)
+    EXPECT_FALSE(std::isfinite(sp::mean_with_ci({1.0}).half_width));
+}
