@@ -98,6 +98,8 @@ void rate(std::vector<result>& rs, const std::vector<row_role>& roles, report& o
                 best = k;
         return best;
     };
+    for (std::size_t k = 0; k < rs.size(); ++k)
+        if (roles[k].streaming) rs[k].counters["streaming_stores"] = *roles[k].streaming ? 1 : 0;
     const auto all = best_where([](std::size_t) { return true; });
     if (!all) return;
     for (std::size_t k = 0; k < rs.size(); ++k) {

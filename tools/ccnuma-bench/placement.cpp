@@ -14,7 +14,9 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <cstdio>
+#include <map>
 #include <memory>
 #include <string>
 
@@ -64,6 +66,24 @@ struct placed {
     /// kernels' static schedule gives them to.
     virtual double locality(unsigned threads) const = 0;
 };
+
+/// Pages per node of all four arrays, each page counted once even where two threads' pieces
+/// share it; index -1 counts the pages without a frame.
+std::map<int, std::size_t> pages_per_node(const team_pieces& pieces) {
+    const std::size_t page = ccnuma::support().page_size;
+    std::map<std::uintptr_t, int> node_of;
+    for (const auto& mine : pieces)
+        for (const piece& p : mine)
+            for (const double* array : {static_cast<const double*>(p.a), p.b, p.c, p.d}) {
+                if (!p.len) continue;
+                const auto first = reinterpret_cast<std::uintptr_t>(array) / page * page;
+                const auto nodes = ccnuma::page_nodes(array, p.len * sizeof(double));
+                for (std::size_t k = 0; k < nodes.size(); ++k) node_of[first + k * page] = nodes[k];
+            }
+    std::map<int, std::size_t> h;
+    for (const auto& [address, node] : node_of) ++h[node];
+    return h;
+}
 
 team_pieces blocks(double* const* p, std::size_t n, unsigned threads) {
     team_pieces out(threads);
@@ -264,9 +284,11 @@ void placement(const options& o, report& out) {
             for (std::size_t i = 0; i < n; ++i) expected += value(i, 1);
             std::vector<double> local;
             std::vector<team_pieces> pieces;
+            std::vector<std::map<int, std::size_t>> per_node;
             for (const auto& a : arrays) {
                 local.push_back(a->locality(t));
                 pieces.push_back(a->pieces(t));
+                per_node.push_back(pages_per_node(pieces.back()));
             }
             std::vector<double> sums(variant_count);
             std::vector<variant> tv, sv;
@@ -294,6 +316,9 @@ void placement(const options& o, report& out) {
                     auto r = triad ? bandwidth(kernel, variant_names[k], n, t, *m, k, 32 * nn, (nt ? 32 : 40) * nn, 2 * nn)
                                    : bandwidth(kernel, variant_names[k], n, t, *m, k, 8 * nn, 8 * nn, nn);
                     r.counters["pages_local"] = local[k];
+                    for (const auto& [node, count] : per_node[k])
+                        r.counters[node < 0 ? std::string("pages_not_present") : "pages_on_node" + std::to_string(node)] =
+                            static_cast<double>(count);
                     if (triad) r.counters["streaming_stores"] = nt ? 1 : 0;
                     rs.push_back(std::move(r));
                 }
