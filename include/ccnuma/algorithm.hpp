@@ -40,6 +40,7 @@
 ///     ccnuma::par::fill(ccnuma::stores::streaming, a.begin(), a.end(), 0.0);
 ///     ccnuma::par::transform(ccnuma::stores::regular, b.begin(), b.end(), a.begin(), op);
 
+#include <ccnuma/detail/lane_sum.hpp>
 #include <ccnuma/detail/parallel.hpp>
 #include <ccnuma/detail/streaming.hpp>
 #include <ccnuma/padded.hpp>
@@ -593,11 +594,23 @@ Out copy(It first, It last, Out out) {
 
 namespace detail {
 
-/// The two folds: std::reduce (any order) and std::accumulate (left to right).
+/// Whether reduce's fold over a contiguous range of Its is lane_sum: a plain sum (plain_sum)
+/// of the elements behind a contiguous iterator.
+template <class It, class T, class Op>
+concept lane_reducible = std::contiguous_iterator<It> && plain_sum<T, std::iter_value_t<It>, Op>;
+
+/// The two folds: std::reduce (any order) and std::accumulate (left to right). A plain sum of
+/// a contiguous range is lane_sum, init + (the range's lanes): std::reduce's freedom of order
+/// used for a fixed order that vectorizes (libstdc++'s std::reduce is one dependent chain).
 struct by_reduce {
     template <class B, class T, class Op>
     static T run(B b, B e, T init, Op op) {
-        return std::reduce(b, e, std::move(init), std::move(op));
+        if constexpr (lane_reducible<B, T, Op>) {
+            if (b == e) return init;
+            return static_cast<T>(init + lane_sum(std::to_address(b), static_cast<std::size_t>(e - b)));
+        } else {
+            return std::reduce(b, e, std::move(init), std::move(op));
+        }
     }
 };
 struct by_accumulate {
@@ -625,7 +638,13 @@ T par_fold(It first, It last, T init, Op op) {
         return fold_segments(first, static_cast<std::size_t>(last - first), std::move(init), op,
                              [&](std::size_t d0, std::size_t d1) {
                                  const auto b = at(first, d0);
-                                 return fold<Fold>(std::next(b), at(first, d1), T(*b), op);
+                                 // A plain sum starts each part from the identity, so that
+                                 // lane_sum reads the segment from its (aligned) beginning.
+                                 if constexpr (std::is_same_v<Fold, by_reduce> &&
+                                               plain_sum<T, std::iter_value_t<It>, Op>)
+                                     return fold<Fold>(b, at(first, d1), sum_identity<T>(), op);
+                                 else
+                                     return fold<Fold>(std::next(b), at(first, d1), T(*b), op);
                              });
     else
         return fold<Fold>(first, last, std::move(init), std::move(op));

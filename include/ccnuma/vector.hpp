@@ -24,6 +24,7 @@
 /// it runs serially on the calling thread (a nested region of one thread).
 
 #include <ccnuma/detail/expression.hpp>
+#include <ccnuma/detail/lane_sum.hpp>
 #include <ccnuma/detail/parallel.hpp>
 #include <ccnuma/detail/streaming.hpp>
 #include <ccnuma/detail/throw_error.hpp>
@@ -203,21 +204,9 @@ struct sum_fold {
     void operator()(Slot& slot, const Node& e, std::size_t lo, std::size_t hi) const {
         using V = typename Node::value_type;
         V acc{};
-        if constexpr (std::is_arithmetic_v<V>) {
-            // Four partial sums: the reassociation that lets a floating-point sum run four adds
-            // in flight and vectorize without -ffast-math, in a fixed order, so the bits depend
-            // only on the partition. (`omp simd reduction` would leave the order to the
-            // compiler, and Clang warns wherever it then cannot vectorize.)
-            V a0{}, a1{}, a2{}, a3{};
-            std::size_t i = lo;
-            for (; i + 4 <= hi; i += 4) {
-                a0 += e[i];
-                a1 += e[i + 1];
-                a2 += e[i + 2];
-                a3 += e[i + 3];
-            }
-            for (; i < hi; ++i) a0 += e[i];
-            acc = (a0 + a1) + (a2 + a3);
+        if constexpr (lane_summable<V>) {
+            // The node by value: its pointers are then locals the compiler keeps in registers.
+            acc = lane_sum<V>(hi - lo, [node = e, lo](std::size_t i) noexcept(Node::nothrow) { return node[lo + i]; });
         } else {
             acc = e[lo];
             for (std::size_t i = lo + 1; i < hi; ++i) acc += e[i];

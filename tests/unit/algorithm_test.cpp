@@ -15,6 +15,7 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <functional>
@@ -488,3 +489,82 @@ TEST(StoreModes, ExceptionsFromAStreamedTransformReachTheCaller) {
 }
 
 }  // namespace
+
+// reduce and par::reduce of a plain sum over contiguous pieces run detail::lane_sum: element j
+// of a piece goes to partial sum j % sum_lanes, so every length and offset is its own tail.
+TEST(Reduce, PlainSumEveryLengthAndOffset) {
+    std::vector<double> x(160);
+    std::vector<long long> ints(160);
+    for (std::size_t i = 0; i < x.size(); ++i) {
+        x[i] = static_cast<double>((i * 37) % 101) - 50.0;  // integer-valued: exact in any order
+        ints[i] = static_cast<long long>(i * i) - 3000;
+    }
+    for (std::size_t off : {0U, 1U, 3U, 7U})
+        for (std::size_t n = 0; n <= 70; ++n) {
+            const auto b = x.begin() + static_cast<std::ptrdiff_t>(off), e = b + static_cast<std::ptrdiff_t>(n);
+            const auto bi = ints.begin() + static_cast<std::ptrdiff_t>(off), ei = bi + static_cast<std::ptrdiff_t>(n);
+            const double want = std::accumulate(b, e, 0.5);
+            ASSERT_EQ(ccnuma::reduce(b, e, 0.5), want) << "offset " << off << " n " << n;
+            ASSERT_EQ(ccnuma::reduce(b, e, 0.5, std::plus<double>{}), want);
+            ASSERT_EQ(ccnuma::reduce(bi, ei), std::accumulate(bi, ei, 0LL));
+            ASSERT_EQ(ccnuma::reduce(x.data() + off, x.data() + off + n, 0.5), want);
+            // Segmented: pieces of every length, each from its segment's beginning.
+            for (std::size_t segments : {1U, 3U, 8U}) {
+                const ccnuma::seg_array<double> s(b, e, ccnuma::seg::count(segments));
+                const ccnuma::seg_array<long long> si(bi, ei, ccnuma::seg::count(segments));
+                ASSERT_EQ(ccnuma::reduce(s.begin(), s.end(), 0.5), want);
+                ASSERT_EQ(ccnuma::par::reduce(s.begin(), s.end(), 0.5), want) << "segments " << segments << " n " << n;
+                ASSERT_EQ(ccnuma::par::reduce(si.begin(), si.end()), std::accumulate(bi, ei, 0LL));
+            }
+        }
+}
+
+TEST(Reduce, PlainSumDeterministicAndSigned) {
+    const std::size_t n = 100003;
+    for (std::size_t segments : {1U, 2U, 5U}) {
+        const ccnuma::seg_array<double> x(
+            n, [](std::size_t i) { return std::sin(static_cast<double>(i)) * 1e10 + 1.0 / static_cast<double>(i + 1); },
+            ccnuma::seg::count(segments));
+        const std::vector<double> flat(x.begin(), x.end());
+        const double seq = ccnuma::reduce(flat.begin(), flat.end(), 0.0), par = ccnuma::par::reduce(x.begin(), x.end(), 0.0);
+        for (int k = 0; k < 5; ++k) {
+            const double seq_again = ccnuma::reduce(flat.begin(), flat.end(), 0.0);
+            const double par_again = ccnuma::par::reduce(x.begin(), x.end(), 0.0);
+            EXPECT_EQ(std::memcmp(&seq, &seq_again, sizeof(double)), 0);
+            EXPECT_EQ(std::memcmp(&par, &par_again, sizeof(double)), 0);
+        }
+        const double left = std::accumulate(flat.begin(), flat.end(), 0.0);
+        EXPECT_NEAR(seq, left, 1e-9 * std::abs(left) + 1e3);
+        EXPECT_NEAR(par, left, 1e-9 * std::abs(left) + 1e3);
+    }
+    // -0.0 is the sum's identity: negative zeros sum to a negative zero, as in std::reduce.
+    const std::vector<double> zeros(50, -0.0);
+    EXPECT_TRUE(std::signbit(ccnuma::reduce(zeros.begin(), zeros.end(), -0.0)));
+    const ccnuma::seg_array<double> szeros(50, -0.0, ccnuma::seg::count(3));
+    EXPECT_TRUE(std::signbit(ccnuma::par::reduce(szeros.begin(), szeros.end(), -0.0)));
+    // An empty range is init itself.
+    EXPECT_TRUE(std::signbit(ccnuma::reduce(zeros.begin(), zeros.begin(), -0.0)));
+}
+
+namespace {
+struct money {
+    long long cents = 0;
+    friend money operator+(const money& a, const money& b) { return {a.cents + b.cents}; }
+};
+}  // namespace
+
+// What is not a plain sum keeps std::reduce: a user type, another op, an init of another type.
+TEST(Reduce, OtherThanPlainSumFallsBack) {
+    std::vector<money> m(67);
+    for (std::size_t i = 0; i < m.size(); ++i) m[i].cents = static_cast<long long>(i);
+    EXPECT_EQ(ccnuma::reduce(m.begin(), m.end()).cents, 66 * 67 / 2);
+    const ccnuma::seg_array<money> sm(m.begin(), m.end(), ccnuma::seg::count(4));
+    EXPECT_EQ(ccnuma::par::reduce(sm.begin(), sm.end()).cents, 66 * 67 / 2);
+
+    const std::vector<double> x{1.5, 2.5, 3.5};
+    // An int init rounds every step, as std::reduce's op(int, double) does.
+    EXPECT_EQ(ccnuma::reduce(x.begin(), x.end(), 0), std::reduce(x.begin(), x.end(), 0));
+    EXPECT_EQ(ccnuma::reduce(x.begin(), x.end(), 1.0, std::multiplies<>{}), 1.5 * 2.5 * 3.5);
+    const std::vector<int> small{100, 27, 1};
+    EXPECT_EQ(ccnuma::reduce(small.begin(), small.end()), 128);
+}

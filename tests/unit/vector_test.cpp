@@ -553,3 +553,77 @@ INSTANTIATE_TEST_SUITE_P(Threads, VectorExceptionSafety, ::testing::Values(1u, 2
                          [](const auto& param_info) { return std::to_string(param_info.param) + "threads"; });
 
 }  // namespace
+
+// sum() runs detail::lane_sum on each thread's part: element j of a part goes to partial sum
+// j % sum_lanes, so every length and every offset exercises a different tail.
+TEST(Vector, SumLanesEveryLengthAndOffset) {
+    for (unsigned threads : {1U, 2U, 3U}) {
+        const auto policy = ccnuma::first_touch{}.threads(threads);
+        // Integer-valued doubles: every partial sum is exact, so any order gives the flat loop's bits.
+        const ccnuma::vector<double> x(140, [](std::size_t i) { return static_cast<double>((i * 37) % 101) - 50.0; }, policy);
+        const ccnuma::vector<long long> ints(140, [](std::size_t i) { return static_cast<long long>(i * i) - 3000; }, policy);
+        for (std::size_t off : {0U, 1U, 3U, 7U}) {
+            for (std::size_t n = 0; n <= 70; ++n) {
+                double want = 0;
+                long long want_ints = 0;
+                for (std::size_t i = off; i < off + n; ++i) {
+                    want += x[i];
+                    want_ints += ints[i];
+                }
+                const ccnuma::schedule team{0, threads};
+                const ccnuma::vector_view<const double> v(x.data() + off, n, team);
+                const ccnuma::vector_view<const long long> vi(ints.data() + off, n, team);
+                ASSERT_EQ(ccnuma::sum(v), want) << "threads " << threads << " offset " << off << " n " << n;
+                ASSERT_EQ(ccnuma::sum(vi), want_ints) << "threads " << threads << " offset " << off << " n " << n;
+                ASSERT_EQ(ccnuma::sum(v * 2.0 + 1.0), 2 * want + static_cast<double>(n));
+            }
+        }
+    }
+}
+
+// A fixed order for a given team: the same bits on every call, also where rounding makes the
+// order visible, and a sum of negative zeros stays negative, as the flat loop's.
+TEST(Vector, SumDeterministicPerTeam) {
+    const std::size_t n = 100003;
+    for (unsigned threads : {1U, 2U, 4U}) {
+        const ccnuma::vector<double> x(n, [](std::size_t i) { return std::sin(static_cast<double>(i)) * 1e10 + 1.0 / static_cast<double>(i + 1); },
+                                       ccnuma::first_touch{}.threads(threads));
+        const double first = ccnuma::sum(x), dot = ccnuma::dot(x, x);
+        for (int k = 0; k < 5; ++k) {
+            const double again = ccnuma::sum(x), dot_again = ccnuma::dot(x, x);
+            EXPECT_EQ(std::memcmp(&first, &again, sizeof(double)), 0);
+            EXPECT_EQ(std::memcmp(&dot, &dot_again, sizeof(double)), 0);
+        }
+        double flat = 0;
+        for (std::size_t i = 0; i < n; ++i) flat += x[i];
+        EXPECT_NEAR(first, flat, 1e-9 * std::abs(flat) + 1e3);
+    }
+    const ccnuma::vector<double> zeros(77, -0.0);
+    EXPECT_TRUE(std::signbit(ccnuma::sum(zeros)));
+    const ccnuma::vector<float> f(1000, [](std::size_t i) { return static_cast<float>(i % 7); });
+    EXPECT_EQ(ccnuma::sum(f), 2997.0F);  // 142 rounds of 0..6 (21 each), then 0..5 (15): exact in float
+}
+
+namespace {
+// Not arithmetic: sum() keeps the left fold with the type's own +.
+struct tally {
+    long long n = 0;
+    int adds = 0;
+    tally() = default;
+    tally(long long v) : n(v) {}
+    tally& operator+=(const tally& o) {
+        n += o.n;
+        adds += o.adds + 1;
+        return *this;
+    }
+    friend tally operator+(tally a, const tally& b) { return a += b; }
+};
+}  // namespace
+
+TEST(Vector, SumOfUserTypeFallsBack) {
+    const ccnuma::vector<tally> t(65, [](std::size_t i) { return tally(static_cast<long long>(i)); },
+                                  ccnuma::first_touch{}.threads(1));
+    const tally s = ccnuma::sum(t);
+    EXPECT_EQ(s.n, 64 * 65 / 2);
+    EXPECT_EQ(s.adds, 64);  // one left fold over the one thread's part
+}
