@@ -7,8 +7,11 @@ set -euo pipefail
 # nlohmann-json3-dev: the tools' JSON; libclang-rt-14-dev: libFuzzer for the fuzz targets (clang builds);
 # openmpi-bin, libopenmpi-dev: the hybrid MPI + OpenMP example and its tests.
 # python3-matplotlib: `ccnuma-bench plot`; likwid: likwid-bench, the peer of `ccnuma-bench triad --peers`.
+# libbenchmark-tools: Google Benchmark's compare.py (/usr/share/benchmark), which the bench_check_compare
+# test runs on ccnuma-bench's JSON; python3-scipy: the U test it imports.
 packages=(cmake make g++ clang libomp-dev libhwloc-dev pkg-config libgtest-dev util-linux qemu-system-x86
-  nlohmann-json3-dev libclang-rt-14-dev openmpi-bin libopenmpi-dev python3-matplotlib likwid)
+  nlohmann-json3-dev libclang-rt-14-dev openmpi-bin libopenmpi-dev python3-matplotlib likwid
+  libbenchmark-tools python3-scipy)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

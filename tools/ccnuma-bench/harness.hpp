@@ -3,6 +3,9 @@
 // repetition so that drifting clocks and noisy neighbours hit all variants alike (Google
 // Benchmark's reducing_variance.md), with min, median and max over the repetitions.
 
+#include <sys/resource.h>
+#include <time.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -51,11 +54,26 @@ variant timed(std::string name, F f, std::function<void()> setup = {}) {
             std::move(setup)};
 }
 
-/// Seconds per sweep of every variant, repetition after repetition: seconds[v][r].
+/// Seconds per sweep of every variant, repetition after repetition: seconds[v][r], wall time
+/// (or the variant's own time); cpu_seconds[v][r], the CPU time the same call cost.
 struct measurement {
     std::size_t batch = 1;
     std::vector<std::vector<double>> seconds;
+    std::vector<std::vector<double>> cpu_seconds;
 };
+
+/// CPU seconds of this process's threads (spinning OpenMP workers included) plus those of its
+/// waited-for children: a peer program (likwid-bench) is a child, and its CPU time is what its
+/// call cost. Google Benchmark's cpu_time is CPU time too, so a team that waits idle shows there.
+inline double cpu_seconds_now() {
+    timespec ts{};
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    rusage children{};
+    getrusage(RUSAGE_CHILDREN, &children);
+    return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec) +
+           static_cast<double>(children.ru_utime.tv_sec + children.ru_stime.tv_sec) +
+           1e-6 * static_cast<double>(children.ru_utime.tv_usec + children.ru_stime.tv_usec);
+}
 
 /// Chooses one batch for all variants so that the first one's timed call takes at least
 /// min_seconds (one warm-up call per variant first), then times `repetitions` rounds of all
@@ -63,12 +81,17 @@ struct measurement {
 inline measurement measure(const std::vector<variant>& variants, int repetitions, double min_seconds,
                            std::size_t fixed_batch = 0) {
     using clock = std::chrono::steady_clock;
+    struct timing {
+        double seconds, cpu;
+    };
     auto call = [](const variant& v, std::size_t batch) {
         if (v.setup) v.setup();
+        const double c0 = cpu_seconds_now();
         const auto t0 = clock::now();
         const double own = v.run(batch);
         const double wall = std::chrono::duration<double>(clock::now() - t0).count();
-        return std::isnan(own) ? wall : own;
+        const double cpu = cpu_seconds_now() - c0;
+        return timing{std::isnan(own) ? wall : own, cpu};
     };
     measurement m;
     for (const auto& v : variants) call(v, 1);
@@ -76,7 +99,7 @@ inline measurement measure(const std::vector<variant>& variants, int repetitions
         m.batch = fixed_batch;
     } else {
         for (;;) {
-            const double t = call(variants.front(), m.batch);
+            const double t = call(variants.front(), m.batch).seconds;
             if (t >= min_seconds || m.batch >= (std::size_t{1} << 30)) break;
             // Grow towards the target in one or two steps rather than by doubling: a slow
             // machine spends its time measuring, not calibrating.
@@ -85,12 +108,15 @@ inline measurement measure(const std::vector<variant>& variants, int repetitions
         }
     }
     m.seconds.assign(variants.size(), {});
+    m.cpu_seconds.assign(variants.size(), {});
     // Odd repetitions run the variants in reverse order: what one variant leaves behind (warm
     // caches, sleeping worker threads) then favours each of them equally often.
     for (int r = 0; r < repetitions; ++r)
         for (std::size_t k = 0; k < variants.size(); ++k) {
             const std::size_t i = r % 2 ? variants.size() - 1 - k : k;
-            m.seconds[i].push_back(call(variants[i], m.batch) / static_cast<double>(m.batch));
+            const timing t = call(variants[i], m.batch);
+            m.seconds[i].push_back(t.seconds / static_cast<double>(m.batch));
+            m.cpu_seconds[i].push_back(t.cpu / static_cast<double>(m.batch));
         }
     return m;
 }

@@ -1,14 +1,26 @@
 #!/usr/bin/env python3
 """ccnuma-bench plot RESULTS... -o FIG.png: the seeds' kinds of figures from ccnuma-bench results.
 
-Reads ccnuma-bench's Google Benchmark JSON (median/min/max aggregates) or its CSV. Draws, per
-kernel: the figure of merit against N (log x) per variant when a run has several N, against the
-thread count when it has several thread counts, else bars per variant (the placement figure);
-every point with min/max error bars, and the context of the first file in the caption.
+Reads ccnuma-bench's Google Benchmark JSON (median/min/max aggregates, and the "series" list of
+time series) or its CSV. Draws, per kernel: the figure of merit against N (log x), one curve per
+variant and thread count, when a run has several N; against the thread count when it has
+several; else bars per variant (the placement figure). Every point has min/max error bars.
+Several files stay apart: each curve or bar names its file. Each time series (jacobi: GB/s and
+pages local as NUMA balancing moves pages) gets a panel against elapsed seconds.
+
+Prints one line per panel saying what it drew (the curves, the x values), so that a reader of
+the terminal, and the tests, know what the figure holds. Bad input is one line on stderr and
+exit status 1, never a traceback.
 """
 import csv
 import json
+import math
+import os
 import sys
+
+
+class BadInput(Exception):
+    pass
 
 
 def fail(message):
@@ -16,44 +28,120 @@ def fail(message):
     sys.exit(1)
 
 
+def number(value, what):
+    # bool is an int in Python; neither it nor null, a string or NaN is a measurement.
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or math.isnan(value):
+        raise BadInput("%s is %s, not a number" % (what, json.dumps(value)))
+    return float(value)
+
+
 def split_name(name):
-    # kernel/variant/n:N/threads:T; a variant never holds '/'.
+    # Files from before the fields "kernel", "variant" and "unit": kernel/variant/n:N/threads:T.
+    if not isinstance(name, str):
+        raise BadInput("run_name %s is not a string" % json.dumps(name))
     parts = name.split("/")
     if len(parts) < 4 or not parts[-2].startswith("n:") or not parts[-1].startswith("threads:"):
-        raise ValueError("benchmark name %r is not kernel/variant/n:N/threads:T" % name)
-    return parts[0], "/".join(parts[1:-2]), int(parts[-2][2:]), int(parts[-1][8:])
+        raise BadInput("benchmark name %r is not kernel/variant/n:N/threads:T" % name)
+    try:
+        return parts[0], "/".join(parts[1:-2]), int(parts[-2][2:]), int(parts[-1][8:])
+    except ValueError:
+        raise BadInput("benchmark name %r has a non-integer n or threads" % name)
 
 
 def read_json(path):
     with open(path) as f:
-        doc = json.load(f)
-    if "benchmarks" not in doc:
-        raise ValueError("no \"benchmarks\" list (not ccnuma-bench JSON)")
+        try:
+            doc = json.load(f)
+        except json.JSONDecodeError as e:
+            raise BadInput("not JSON (%s)" % e)
+    if not isinstance(doc, dict):
+        raise BadInput("the top level is %s, not an object with \"benchmarks\"" % type(doc).__name__)
+    bench = doc.get("benchmarks")
+    if not isinstance(bench, list):
+        raise BadInput("no \"benchmarks\" list (not ccnuma-bench JSON)")
     points = {}
-    for b in doc["benchmarks"]:
+    for i, b in enumerate(bench):
+        if not isinstance(b, dict):
+            raise BadInput("benchmarks[%d] is not an object" % i)
         if b.get("run_type") != "aggregate" or b.get("aggregate_name") not in ("median", "min", "max"):
             continue
-        kernel, variant, n, threads = split_name(b["run_name"])
-        unit = b.get("label", "GB/s")
+        where = "benchmarks[%d] (%s)" % (i, b.get("name"))
+        if "unit" in b:
+            kernel, variant, unit = b.get("kernel"), b.get("variant"), b.get("unit")
+            for field, v in (("kernel", kernel), ("variant", variant), ("unit", unit)):
+                if not isinstance(v, str):
+                    raise BadInput("%s: %s is %s, not a string" % (where, field, json.dumps(v)))
+            n, threads = number(b.get("n"), where + ": n"), number(b.get("threads"), where + ": threads")
+            n, threads = int(n), int(threads)
+        else:
+            kernel, variant, n, threads = split_name(b.get("run_name"))
+            unit = b.get("label", "GB/s")
+            if not isinstance(unit, str):
+                raise BadInput("%s: label is %s, not a string" % (where, json.dumps(unit)))
         p = points.setdefault((kernel, variant, n, threads), {"unit": unit})
-        p[b["aggregate_name"]] = float(b[unit])
+        p[b["aggregate_name"]] = number(b.get(unit), "%s: %s" % (where, unit))
+    if not points and bench:
+        raise BadInput("no median/min/max aggregates among %d benchmarks" % len(bench))
+    for key, p in points.items():
+        missing = [a for a in ("median", "min", "max") if a not in p]
+        if missing:
+            raise BadInput("%s/%s n=%d threads=%d has no %s aggregate" % (key[0], key[1], key[2], key[3], ", ".join(missing)))
+    series = []
+    raw = doc.get("series", [])
+    if not isinstance(raw, list):
+        raise BadInput("\"series\" is not a list")
+    for i, s in enumerate(raw):
+        where = "series[%d]" % i
+        if not isinstance(s, dict):
+            raise BadInput(where + " is not an object")
+        cols, rows = s.get("columns"), s.get("rows")
+        if not isinstance(cols, list) or not all(isinstance(c, str) for c in cols) or len(cols) < 2:
+            raise BadInput(where + ": columns is not a list of at least 2 names")
+        if not isinstance(rows, list):
+            raise BadInput(where + ": rows is not a list")
+        data = []
+        for j, r in enumerate(rows):
+            if not isinstance(r, list) or len(r) != len(cols):
+                raise BadInput("%s: row %d has %s values, the columns are %d" %
+                               (where, j, len(r) if isinstance(r, list) else "no", len(cols)))
+            data.append([number(x, "%s: row %d, %s" % (where, j, c)) for x, c in zip(r, cols)])
+        series.append({"kernel": str(s.get("kernel", "?")), "variant": str(s.get("variant", "?")),
+                       "n": s.get("n"), "threads": s.get("threads"), "columns": cols, "rows": data})
     ctx = doc.get("context", {})
-    caption = "; ".join("%s: %s" % (k, ctx[k]) for k in ("cpu", "topology", "binding", "environment", "compiler", "flags", "ccnuma")
-                        if k in ctx)
-    return points, caption
+    if not isinstance(ctx, dict):
+        ctx = {}
+    caption = "; ".join("%s: %s" % (k, ctx[k]) for k in ("cpu", "topology", "binding", "environment", "isa", "flags",
+                                                         "ccnuma") if k in ctx)
+    return points, series, caption
 
 
 def read_csv(path):
     points = {}
     with open(path, newline="") as f:
-        for row in csv.DictReader(f):
-            key = (row["kernel"], row["variant"], int(row["n"]), int(row["threads"]))
-            points[key] = {"unit": row["unit"], "median": float(row["value_median"]), "min": float(row["value_min"]),
-                           "max": float(row["value_max"])}
-    return points, ""
+        reader = csv.reader(f)
+        header = next(reader, None)
+        need = ["kernel", "variant", "n", "threads", "unit", "value_min", "value_median", "value_max"]
+        if header is None or any(h not in header for h in need):
+            raise BadInput("the header lacks %s (not ccnuma-bench CSV)" %
+                           ", ".join(h for h in need if header is None or h not in header))
+        col = {h: header.index(h) for h in need}
+        for line, row in enumerate(reader, start=2):
+            if not row:
+                continue
+            if len(row) < len(header):
+                raise BadInput("line %d has %d fields, the header has %d" % (line, len(row), len(header)))
+            try:
+                key = (row[col["kernel"]], row[col["variant"]], int(row[col["n"]]), int(row[col["threads"]]))
+                p = {"unit": row[col["unit"]]}
+                for a in ("median", "min", "max"):
+                    p[a] = number(float(row[col["value_" + a]]), "line %d: value_%s" % (line, a))
+            except ValueError as e:
+                raise BadInput("line %d: %s" % (line, e))
+            points[key] = p
+    return points, [], ""
 
 
-def main(argv):
+def parse_args(argv):
     inputs, output = [], None
     i = 0
     while i < len(argv):
@@ -67,6 +155,17 @@ def main(argv):
         i += 1
     if not inputs or not output:
         fail("usage: ccnuma-bench plot RESULTS... -o FIG.png")
+    return inputs, output
+
+
+def source_labels(paths):
+    """A short name per file: its base name, or the whole path where two base names agree."""
+    base = [os.path.basename(p) for p in paths]
+    return [b if base.count(b) == 1 else p for b, p in zip(base, paths)]
+
+
+def main(argv):
+    inputs, output = parse_args(argv)
     try:
         import matplotlib
         matplotlib.use("Agg")
@@ -74,78 +173,143 @@ def main(argv):
     except ImportError as e:
         fail("matplotlib is missing (%s): install Debian's python3-matplotlib (scripts/deps.sh)" % e)
 
-    points, caption = {}, ""
-    for path in inputs:
+    labels = source_labels(inputs)
+    several = len(inputs) > 1
+    points, series, captions = {}, [], []
+    for path, label in zip(inputs, labels):
         try:
-            p, c = (read_json if path.endswith(".json") else read_csv)(path)
-        except (OSError, ValueError, KeyError, json.JSONDecodeError) as e:
+            p, s, c = (read_json if path.endswith(".json") else read_csv)(path)
+        except (OSError, UnicodeDecodeError, BadInput, csv.Error) as e:
             fail("cannot read %s: %s" % (path, e))
-        points.update(p)
-        caption = caption or c
-    if not points:
+        # The file is part of every key: a second run of the same kernel is its own curve.
+        for (kernel, variant, n, t), v in p.items():
+            points[(kernel, label, variant, n, t)] = v
+        for x in s:
+            x["source"] = label
+        series.extend(s)
+        if c:
+            captions.append(("%s: " % label if several else "") + c)
+    if not points and not series:
         fail("no results in " + ", ".join(inputs))
 
-    # One panel per kernel and kind of figure.
+    def name(source, variant):
+        return "%s [%s]" % (variant, source) if several else variant
+
+    # One panel per kernel and kind of figure, then one per time series.
     panels = []
     for kernel in sorted({k[0] for k in points}):
         mine = {k: v for k, v in points.items() if k[0] == kernel}
-        sizes = sorted({k[2] for k in mine})
-        teams = sorted({k[3] for k in mine})
+        sizes = sorted({k[3] for k in mine})
+        teams = sorted({k[4] for k in mine})
         if len(sizes) > 1:
             panels.append((kernel, "n", mine))
         if len(teams) > 1:
             panels.append((kernel, "threads", mine))
         if len(sizes) == 1 and len(teams) == 1:
             panels.append((kernel, "bars", mine))
+    for s in series:
+        panels.append((s["kernel"], "series", s))
     cols = min(2, len(panels))
     rows = (len(panels) + cols - 1) // cols
     fig, axes = plt.subplots(rows, cols, figsize=(7.5 * cols, 4.8 * rows), squeeze=False)
     for ax in axes.flat[len(panels):]:
         ax.set_visible(False)
+    drew = []
     for ax, (kernel, kind, mine) in zip(axes.flat, panels):
-        unit = next(iter(mine.values()))["unit"]
-        variants = sorted({k[1] for k in mine}, key=lambda v: min(i for i, k in enumerate(mine) if k[1] == v))
-        if kind == "bars":
-            vals = [mine[next(k for k in mine if k[1] == v)] for v in variants]
-            med = [p["median"] for p in vals]
-            err = [[p["median"] - p["min"] for p in vals], [p["max"] - p["median"] for p in vals]]
-            ax.barh(range(len(variants)), med, xerr=err, capsize=3, color="tab:blue")
-            ax.set_yticks(range(len(variants)))
-            ax.set_yticklabels(variants, fontsize=8)
+        if kind == "series":
+            s = mine
+            x_name, cols_ = s["columns"][0], s["columns"][1:]
+            xs = [r[0] for r in s["rows"]]
+            title = "%s: %s, n = %s, %s thread(s)%s" % (kernel, s["variant"], s["n"], s["threads"],
+                                                       " [%s]" % s["source"] if several else "")
+            left = [c for c in cols_ if c != "pages_local"]
+            curves = []
+            for c in left:
+                ax.plot(xs, [r[s["columns"].index(c)] for r in s["rows"]], marker=".", label=c)
+                curves.append(c)
+            ax.set_xlabel(x_name.replace("elapsed_s", "elapsed seconds"))
+            ax.set_ylabel(", ".join(left))
+            if "pages_local" in cols_:
+                right = ax.twinx()
+                right.plot(xs, [100 * r[s["columns"].index("pages_local")] for r in s["rows"]], color="tab:red",
+                           marker=".", label="pages local (%)")
+                right.set_ylabel("pages local (%)")
+                right.set_ylim(0, 105)
+                curves.append("pages local (%)")
+                lines = ax.get_lines() + right.get_lines()
+                ax.legend(lines, [l.get_label() for l in lines], fontsize=7)
+            elif left:
+                ax.legend(fontsize=7)
+            ax.set_title(title, fontsize=9)
+            drew.append("%s: %s against %s, %d samples" % (title, ", ".join(curves), x_name, len(xs)))
+        elif kind == "bars":
+            unit = next(iter(mine.values()))["unit"]
+            keys = list(mine)  # in file order: the run's own order of variants
+            names = [name(k[1], k[2]) for k in keys]
+            med = [mine[k]["median"] for k in keys]
+            err = [[mine[k]["median"] - mine[k]["min"] for k in keys], [mine[k]["max"] - mine[k]["median"] for k in keys]]
+            ax.barh(range(len(keys)), med, xerr=err, capsize=3, color="tab:blue")
+            ax.set_yticks(range(len(keys)))
+            ax.set_yticklabels(names, fontsize=8)
             ax.invert_yaxis()
             ax.set_xlabel(unit + " (median, min/max bars)")
-            n, t = next(iter(mine))[2:]
+            n, t = keys[0][3:]
             ax.set_title("%s: N = %d, %d thread(s)" % (kernel, n, t))
+            drew.append("%s: N = %d, %d thread(s): %d bars: %s" % (kernel, n, t, len(keys), "; ".join(names)))
         else:
-            other = 3 if kind == "n" else 2  # the coordinate held fixed: the largest of it
-            fixed = max(k[other] for k in mine)
-            for v in variants:
-                ks = sorted((k for k in mine if k[1] == v and k[other] == fixed), key=lambda k: k[2 if kind == "n" else 3])
-                if not ks:
-                    continue
-                xs = [k[2 if kind == "n" else 3] for k in ks]
+            unit = next(iter(mine.values()))["unit"]
+            # One curve per file, variant and held coordinate: against N, every thread count is
+            # its own curve; against threads, every N.
+            x_at, held_at = (3, 4) if kind == "n" else (4, 3)
+            curves = []
+            for key in mine:
+                c = (key[1], key[2], key[held_at])
+                if c not in curves:
+                    curves.append(c)
+            held_all = sorted({c[2] for c in curves})
+            curve_names = []
+            for source, variant, held in curves:
+                ks = sorted((k for k in mine if (k[1], k[2], k[held_at]) == (source, variant, held)), key=lambda k: k[x_at])
+                xs = [k[x_at] for k in ks]
                 med = [mine[k]["median"] for k in ks]
                 err = [[mine[k]["median"] - mine[k]["min"] for k in ks], [mine[k]["max"] - mine[k]["median"] for k in ks]]
-                ax.errorbar(xs, med, yerr=err, marker="o", capsize=3, label=v)
+                label = name(source, variant)
+                if len(held_all) > 1:
+                    label += ", %d thr" % held if kind == "n" else ", N = %d" % held
+                # The held coordinate (threads, or N) in the line style, the variant in the colour.
+                style = ["-", "--", ":", "-."][held_all.index(held) % 4]
+                ax.errorbar(xs, med, yerr=err, marker="o", capsize=3, label=label, linestyle=style)
+                curve_names.append(label)
+            xs_all = sorted({k[x_at] for k in mine})
             if kind == "n":
                 ax.set_xscale("log")
                 ax.set_xlabel("N (elements per array)")
-                ax.set_title("%s, %d thread(s)" % (kernel, fixed))
+                ax.set_title("%s, %s thread(s)" % (kernel, ", ".join(str(t) for t in held_all)))
+                what = "against N %s, threads %s" % (xs_all, held_all)
             else:
                 ax.set_xlabel("threads")
-                ax.set_title("%s, N = %d" % (kernel, fixed))
+                ax.set_xticks(xs_all)
+                ax.set_title("%s, N = %s" % (kernel, ", ".join(str(n) for n in held_all)))
+                what = "against threads %s, N %s" % (xs_all, held_all)
             ax.set_ylabel(unit + " (median, min/max bars)")
             ax.legend(fontsize=7)
+            drew.append("%s: %s %s: %d curves: %s" % (kernel, unit, what, len(curve_names), "; ".join(curve_names)))
         ax.grid(True, alpha=0.3)
+    caption = "\n".join(captions)
     if caption:
         fig.text(0.01, 0.005, caption, fontsize=7, wrap=True, va="bottom")
-    fig.tight_layout(rect=(0, 0.04 if caption else 0, 1, 1))
+    fig.tight_layout(rect=(0, min(0.3, 0.04 * max(1, len(captions))) if caption else 0, 1, 1))
     try:
         fig.savefig(output, dpi=110)
-    except OSError as e:
+    except (OSError, ValueError) as e:
         fail("cannot write %s: %s" % (output, e))
+    for line in drew:
+        print("ccnuma-bench plot: drew " + line)
     print("ccnuma-bench plot: wrote " + output)
 
 
 if __name__ == "__main__":
-    main(sys.argv[1:])
+    try:
+        main(sys.argv[1:])
+    except Exception as e:  # the promise is one line, whatever the input did to matplotlib
+        fail("%s: %s" % (type(e).__name__, e))

@@ -21,6 +21,9 @@ struct result {
     unsigned threads = 0;
     std::size_t batch = 1;
     std::vector<double> seconds;  ///< per sweep, one per repetition
+    /// CPU seconds per sweep (the process's threads and waited-for children), one per
+    /// repetition; empty where the kernel did not pass them on (the JSON then says so).
+    std::vector<double> cpu_seconds;
     /// The figure of merit per repetition and its unit ("GB/s", "us", "Mupd/s", ...).
     std::string unit;
     std::vector<double> values;
@@ -29,6 +32,12 @@ struct result {
     std::vector<double> gbs_wa, mflops;
     /// Facts that do not vary with the repetition: "pages_local" (fraction), "zero_pages", ...
     std::map<std::string, double> counters;
+    /// Set by report::add: "fork/join-bound" (the median sweep is shorter than 5 empty parallel
+    /// regions of the same team), "spread" (max/min of the seconds above 2), "oversubscribed"
+    /// (more threads than allowed PUs). A flagged row's figure is not the kernel's.
+    std::vector<std::string> flags;
+    /// Seconds of one empty `omp parallel` region with this many threads, measured in this run.
+    double fork_join_seconds = 0;
 };
 
 /// A time series, one row per sample (jacobi: elapsed seconds, GB/s and pages local as NUMA
@@ -70,6 +79,7 @@ private:
     std::vector<result> results_;
     std::vector<std::string> notes_;
     std::vector<series> series_;
+    std::map<unsigned, double> fork_join_;  // team size -> seconds of an empty parallel region
     std::string last_header_;
     std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
 };
