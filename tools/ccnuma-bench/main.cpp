@@ -45,8 +45,10 @@ int plot(int argc, char** argv) {
         const std::string a = argv[i];
         if (a == "-h" || a == "--help") {
             std::puts("usage: ccnuma-bench plot RESULTS.json|RESULTS.csv... -o FIG.png\n"
-                      "GB/s against N (log x) per variant, GB/s against threads, and bars per placement variant, each with\n"
-                      "min/max error bars and the context in the caption. Needs python3-matplotlib.");
+                      "GB/s against N (log x) per variant and thread count, GB/s against threads, bars per placement\n"
+                      "variant, and the JSON's time series (jacobi: GB/s and pages local against elapsed seconds); min/max\n"
+                      "error bars, each file's name on its curves and its context in the caption. Prints what it drew.\n"
+                      "Needs python3-matplotlib.");
             return 0;
         }
         if (a == "-o" || a == "--output") {
