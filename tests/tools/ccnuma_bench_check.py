@@ -158,6 +158,29 @@ def kernel_test(binary, kernel, extra):
             its = [b for b in doc["benchmarks"] if b["run_type"] == "iteration"]
             check(all("numa_balancing" in b and "thp_enabled" in b for b in its), "jacobi records numa_balancing and THP")
             check("numa_balancing = " in json.dumps(doc["context"]["notes"]), "jacobi notes the balancing mode")
+        if kernel == "sync":
+            # EPCC in nested teams: every construct bound and unbound per shape, each overhead
+            # either measured (mean inside a CI above 0) or flagged noise and given no value.
+            its = [b for b in doc["benchmarks"] if b["run_type"] == "iteration" and "reference" not in b["run_name"]]
+            check(len(its) == 2 * 8 * 2, "sync --threads 2: shapes 1x2 and 2x1, 8 variants each: %d" % len(its))
+            for b in its:
+                if b["noise"] == 1:
+                    check("overhead_us" not in b, "a noise row has no overhead_us: " + b["run_name"])
+                else:
+                    check(0 < b["overhead_lo_us"] <= b["overhead_us"] <= b["overhead_hi_us"], "overhead inside its CI above 0")
+            for shape in ("1x2", "2x1"):
+                for c in ("PARALLEL", "FOR", "BARRIER", "REDUCTION"):
+                    check(any(l.startswith("#   %-10s unbound " % c) for l in out.splitlines()), "sync note for %s %s" % (shape, c))
+                check(("# sync %s: delay " % shape) in out, "sync %s notes its delay and inner repetitions" % shape)
+        if kernel == "false-sharing":
+            # The 1-thread control in the same measurement as the team, and the ratio of ratios.
+            threads = sorted({int(r["threads"]) for r in rows})
+            check(threads == [1, 2], "false-sharing runs the 1-thread control beside 2 threads: %s" % threads)
+            two = [r for r in rows if r["threads"] == "2" and r["variant"] in
+                   ("a[i] update, schedule(static,1)", "partial sums in double[threads]")]
+            check(len(two) == 2 and all("false_sharing_alone=" in r["counters"] for r in two),
+                  "false_sharing_alone on the 2-thread rows: %s" % [r["counters"] for r in two])
+            check(out.count("false sharing alone ") == 2, "false-sharing notes the part that is false sharing alone")
         if kernel == "placement":
             variants = {r["variant"] for r in rows}
             check(len(variants) == 9, "placement runs 9 variants: %s" % sorted(variants))

@@ -126,8 +126,10 @@ kernels:
   placement      the same compiled triad and sum on 9 placements of the arrays, one store mode
                  for all, with the pages' locality: only the placement varies
   zero-page      the calloc trap: never-written inputs on the zero page or on private frames, checked
-  false-sharing  schedule(static,1) against static, shared partial sums against ccnuma::per_thread
-  sync           EPCC-style parallel, barrier and reduction overhead, bound and unbound
+  false-sharing  schedule(static,1) against static, shared partial sums against ccnuma::per_thread,
+                 each against its 1-thread control: the part that is false sharing alone
+  sync           EPCC syncbench overheads (PARALLEL, FOR, BARRIER, REDUCTION) in the inner teams of
+                 YxZ nested teams, bound (Y,scatter,Z,subscatter) against unbound, with 95% CIs
   dmvm           the lecture's dense matrix-vector product, outer or inner loop parallel, base and
                  huge pages, matrices from L2 to 10x LLC
   jacobi         2D Jacobi sweeps for --duration, serial or parallel init: GB/s and pages local over
@@ -150,7 +152,8 @@ options:
       --peers          triad, stream, sum: likwid-bench's kernels of the same kind for every vector
                        ISA of this CPU (_avx, _avx512, _fma, _mem), interleaved with the variants
       --variant V      dmvm: outer or inner (default both)
-      --teams LIST     nested-stream: team shapes OUTERxINNER (default 1x1,2x1,1x2,2x2 within the PUs)
+      --teams LIST     nested-stream, sync: team shapes OUTERxINNER (default 1x1,2x1,1x2,2x2 within
+                       the PUs; sync --threads T: every YxZ with Y*Z = T; sync --bind: its own shape)
       --only raw|expr  triad: run one variant --sweeps times, untimed (for bench/callgrind_triad.sh)
       --sweeps K       with --only
       --duration S     jacobi: seconds of sweeps per variant, sampled about every second (default 20)
@@ -260,7 +263,7 @@ std::optional<options> parse(int argc, char** argv) {
     if (!o.only.empty() && o.kernel != "triad") bad("--only is for the triad kernel");
     if (!o.variant.empty() && o.kernel != "dmvm") bad("--variant is for the dmvm kernel");
     if (o.duration && o.kernel != "jacobi") bad("--duration is for the jacobi kernel");
-    if (!o.teams.empty() && o.kernel != "nested-stream") bad("--teams is for the nested-stream kernel");
+    if (!o.teams.empty() && o.kernel != "nested-stream" && o.kernel != "sync") bad("--teams is for the nested-stream and sync kernels");
     if (o.stores && o.kernel != "placement") bad("--stores is for the placement kernel (the others run every store mode)");
     if (!o.bind.empty() && !o.threads.empty()) bad("--bind and --threads both set the team size: give one of them");
     return o;

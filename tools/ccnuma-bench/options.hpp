@@ -25,7 +25,7 @@ struct options {
     bool quiet = false;
     bool peers = false;                 ///< triad: likwid-bench in the same run
     std::string variant;                ///< dmvm: outer | inner (empty: both)
-    std::vector<std::string> teams;     ///< nested-stream: "OxI" team shapes
+    std::vector<std::string> teams;     ///< nested-stream, sync: "OxI" team shapes
     std::string only;                   ///< triad: raw | expr, one variant, no harness (callgrind)
     std::size_t sweeps = 1;             ///< with --only
     std::optional<double> duration;     ///< jacobi: seconds of sweeps per variant (default 20)
