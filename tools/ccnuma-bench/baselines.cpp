@@ -204,11 +204,22 @@ void triad3(double* d, const double* a, const double* b, double q, std::size_t n
 
 double sum_simd(const double* a, std::size_t n, std::size_t sweeps) {
     double s = 0;
-    const double* __restrict p = a;
     for (std::size_t k = 0; k < sweeps; ++k) {
         s = 0;
-#pragma omp parallel for simd schedule(static) reduction(+ : s)
-        for (std::size_t i = 0; i < n; ++i) s += p[i];
+        // The static block and an `omp simd` reduction over it: the combined `parallel for simd
+        // reduction` is the same loop, but Clang 14 does not vectorize it (it warns that it
+        // cannot), while both compilers vectorize this form.
+#pragma omp parallel reduction(+ : s)
+        {
+            std::size_t lo = 0, hi = 0;
+            static_block(n, static_cast<unsigned>(omp_get_thread_num()), static_cast<unsigned>(omp_get_num_threads()), lo, hi);
+            const double* __restrict p = a + lo;
+            const std::size_t len = hi - lo;
+            double t = 0;
+#pragma omp simd reduction(+ : t)
+            for (std::size_t i = 0; i < len; ++i) t += p[i];
+            s += t;
+        }
         escape(&s);
     }
     return s;

@@ -178,6 +178,7 @@ void false_sharing(const options& o, report& out) {
                 r.threads = th;
                 r.batch = m.batch;
                 r.seconds = s[k];
+                if (k < m.cpu_seconds.size()) r.cpu_seconds = m.cpu_seconds[k];
                 r.unit = "Mupd/s";
                 for (double sec : r.seconds) r.values.push_back(static_cast<double>(n) / sec / 1e6);
                 if (k % 4 == 0 || k % 4 == 2) {
@@ -534,6 +535,8 @@ void sync(const options& o, report& out) {
         auto m = measure(v, o.reps, o.min_time, inner_reps);
         if (!ns.error().empty()) wrong(ns.error());
         for (double& sec : m.seconds[0]) sec /= static_cast<double>(ref_repeat);
+        if (!m.cpu_seconds.empty())
+            for (double& sec : m.cpu_seconds[0]) sec /= static_cast<double>(ref_repeat);
         // The report reads the master's mask (allowed PUs, the empty region it times): not the
         // one PU the last bound variant left it on.
         affinity::release();
@@ -552,6 +555,7 @@ void sync(const options& o, report& out) {
             r.threads = k == 0 ? 1 : threads;
             r.batch = k == 0 ? m.batch * ref_repeat : m.batch;
             r.seconds = s[k];
+            if (k < m.cpu_seconds.size()) r.cpu_seconds = m.cpu_seconds[k];
             r.unit = "us";
             r.higher_is_better = false;
             for (double sec : r.seconds) r.values.push_back(sec * 1e6);
