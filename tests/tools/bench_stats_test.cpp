@@ -1,7 +1,8 @@
-// ccnuma-bench's verdicts (tools/ccnuma-bench/stats.hpp) on synthetic pairs: identical
+// ccnuma-bench's round order (harness.hpp) and its verdicts (stats.hpp) on synthetic pairs: identical
 // distributions give no verdict, a 10% shift with 1% noise over 9 pairs gives one, fewer than 9
 // pairs never do, and the interval's order statistics match the signed-rank test's tables.
 
+#include "../../tools/ccnuma-bench/harness.hpp"
 #include "../../tools/ccnuma-bench/stats.hpp"
 
 #include <gtest/gtest.h>
@@ -84,4 +85,23 @@ TEST(BenchStats, MeanWithConfidence) {
     EXPECT_DOUBLE_EQ(m.mean, 2.0);
     EXPECT_NEAR(m.half_width, 4.303 * 1.0 / std::sqrt(3.0), 1e-9);  // t(0.975, 2) * s / sqrt(n)
     EXPECT_FALSE(std::isfinite(sp::mean_with_ci({1.0}).half_width));
+}
+
+
+TEST(BenchHarness, EveryRoundRunsEveryVariantAndNoneTwiceInARow) {
+    for (std::size_t v = 1; v <= 10; ++v) {
+        std::vector<std::size_t> sequence;
+        for (int r = 0; r < 11; ++r) {
+            std::vector<int> seen(v, 0);
+            for (std::size_t k = 0; k < v; ++k) {
+                const std::size_t i = bench::round_order(v, r, k);
+                ASSERT_LT(i, v);
+                ++seen[i];
+                sequence.push_back(i);
+            }
+            for (int s : seen) EXPECT_EQ(s, 1) << "v = " << v << ", round " << r;
+        }
+        if (v < 2) continue;
+        for (std::size_t j = 1; j < sequence.size(); ++j) EXPECT_NE(sequence[j], sequence[j - 1]) << "v = " << v << " at " << j;
+    }
 }
