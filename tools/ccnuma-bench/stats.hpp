@@ -85,10 +85,13 @@ inline verdict judge(const interval& r) {
     return verdict::no_difference;
 }
 
-/// "1.043 [1.021, 1.060], 11 pairs".
+/// "1.043 [1.021, 1.060], 11 pairs", or "1.043 (no interval), 3 pairs" where too few pairs give none.
 inline std::string to_string(const interval& r) {
     char buf[96];
-    std::snprintf(buf, sizeof buf, "%.3f [%.3f, %.3f], %zu pairs", r.estimate, r.lo, r.hi, r.pairs);
+    if (std::isfinite(r.hi) && r.lo > 0)
+        std::snprintf(buf, sizeof buf, "%.3f [%.3f, %.3f], %zu pairs", r.estimate, r.lo, r.hi, r.pairs);
+    else
+        std::snprintf(buf, sizeof buf, "%.3f (no interval), %zu pairs", r.estimate, r.pairs);
     return buf;
 }
 
