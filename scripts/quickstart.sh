@@ -20,7 +20,7 @@ bench=build/tools/ccnuma-bench
 echo "== this machine (ccnuma-info)"
 build/tools/ccnuma-info | head -n 3
 echo
-echo "== 1. placement here: the same triad a = b + c * d and sum(b), 4 x 10^7 doubles, 9 placements, 11 repetitions interleaved"
+echo "== 1. placement here: the same triad a = b + c * d and sum(b), 4 arrays of 10^7 doubles, 9 placements, 11 repetitions interleaved"
 $bench placement --n 1e7 --reps 11 --min-time 0.05 --json "$out/placement.json" --csv "$out/placement.csv"
 echo
 echo "== 1. the same placements in an emulated 2-node machine (ccnuma-vm, 4 CPUs): where the pages are"
