@@ -6,7 +6,7 @@
 // a defect of the library cannot flatter it by also slowing its baseline.
 //
 // Each team-wide function runs `sweeps` sweeps, each in its own `parallel` region with the
-// static schedule's partition (so it first-touches and reads pages as the raw OpenMP loop and
+// static schedule's partition (so it first-touches and reads pages as a `parallel for` and
 // ccnuma's containers do), and hands its output to escape() so no sweep is deleted.
 
 #include <cstddef>
