@@ -126,7 +126,7 @@ def kernel_test(binary, kernel, extra):
             import re
             notes = [l for l in out.splitlines() if l.startswith("# streaming over regular stores")]
             check(len(notes) == 1, "triad prints one calibration note per team size: %r" % notes)
-            sizes = re.findall(r"n = (\d+): \d+\.\d+ \[[^]]*\], (\d+) pairs, ([a-z ]+)", notes[0])
+            sizes = re.findall(r"n = (\d+): \d+\.\d+ (?:\[[^]]*\]|\(no interval\)), (\d+) pairs, ([a-z ]+)", notes[0])
             check([int(n) for n, _, _ in sizes] == [1000, 10000] and all(int(p) == 2 for _, p, _ in sizes),
                   "the note gives each n's paired ratio over the 2 repetitions: %r" % notes[0])
             check(all(v.startswith("too few pairs") for _, _, v in sizes), "2 pairs give no verdict: %r" % notes[0])
