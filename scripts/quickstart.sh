@@ -48,21 +48,29 @@ vm = {(r["kernel"], r["variant"]): r for r in rows("placement-vm.csv")}
 if not vm:
     sys.exit("quickstart: the guest gave no results")
 print("1. placement alone varies: GB/s here (median of 11, same loop, same stores), pages in the 2-node guest (4 threads, 4,scatter)")
-print("%-38s %9s %11s %9s %12s %20s" % ("variant", "stores", "triad GB/s", "sum GB/s", "local (vm)", "pages node 0/1 (vm)"))
+print("%-38s %9s %11s %9s %9s %9s %11s %20s" % ("variant", "stores", "triad GB/s", "/ f.t.", "sum GB/s", "/ f.t.", "local (vm)",
+                                             "pages node 0/1 (vm)"))
+def vs_ft(c):
+    # The paired ratio over the raw parallel first touch; '*' where its 95% interval excludes 1.
+    if "vs_first_touch" not in c:
+        return "-"
+    lo, hi = c.get("vs_first_touch_lo"), c.get("vs_first_touch_hi")
+    return "%.3f%s" % (c["vs_first_touch"], "*" if lo is not None and (lo > 1 or hi < 1) else "")
 medians = []
 for (kernel, variant), r in host.items():
     if kernel != "placement-triad":
         continue
     s = host[("placement-sum", variant)]
     g = vm[(kernel, variant)]
-    c, gc = counters(r), counters(g)
+    c, cs, gc = counters(r), counters(s), counters(g)
     medians.append((float(r["value_median"]), float(s["value_median"])))
-    print("%-38s %9s %11.2f %9.2f %11.1f%% %20s" % (variant, "streaming" if c.get("streaming_stores") else "regular",
-          float(r["value_median"]), float(s["value_median"]), 100 * float(g["pages_local"]),
+    print("%-38s %9s %11.2f %9s %9.2f %9s %10.1f%% %20s" % (variant, "streaming" if c.get("streaming_stores") else "regular",
+          float(r["value_median"]), vs_ft(c), float(s["value_median"]), vs_ft(cs), 100 * float(g["pages_local"]),
           "%d / %d" % (gc.get("pages_on_node0", 0), gc.get("pages_on_node1", 0))))
 t, s = [m[0] for m in medians], [m[1] for m in medians]
 print("largest / smallest median here: triad %.3f, sum %.3f (this machine has one node: the same code on the same memory)"
       % (max(t) / min(t), max(s) / min(s)))
+print("/ f.t.: paired ratio over the raw parallel first touch, '*' where its 95% interval excludes 1 (the notes above give the intervals)")
 print()
 print("2. the containers' code against the expert's loops here: paired ratio [95% interval] over 11 repetitions")
 print("%-38s %8s %9s %22s %22s  %s" % ("row", "GB/s", "stores", "/ best of its stores", "/ best of all", "verdict (its stores)"))
