@@ -69,8 +69,8 @@ std::size_t page_bytes() noexcept {
     return page;
 }
 
-std::size_t huge_page_bytes() noexcept {
-    static const std::size_t huge = [] {
+std::optional<std::size_t> huge_page_bytes_told() noexcept {
+    static const std::optional<std::size_t> told = []() -> std::optional<std::size_t> {
         std::size_t bytes = 0;
         try {
             std::ifstream pmd(std::string(thp_dir) + "hpage_pmd_size");
@@ -78,10 +78,13 @@ std::size_t huge_page_bytes() noexcept {
         } catch (...) {
             bytes = 0;
         }
-        return bytes != 0 ? bytes : std::size_t{2} << 20;
+        if (bytes == 0) return std::nullopt;
+        return bytes;
     }();
-    return huge;
+    return told;
 }
+
+std::size_t huge_page_bytes() noexcept { return huge_page_bytes_told().value_or(std::size_t{2} << 20); }
 
 std::string thp_setting(const char* name) noexcept {
     try {
@@ -164,8 +167,11 @@ int get_thread_policy(int& mode, std::vector<unsigned>& nodes) {
     return 0;
 }
 
-int move_pages(std::size_t count, void** pages, const int* to, int* status, int flags) {
-    return ::syscall(SYS_move_pages, 0, count, pages, to, status, flags) < 0 ? errno : 0;
+int move_pages(std::size_t count, void** pages, const int* to, int* status, int flags, std::size_t* not_migrated) {
+    const long rc = ::syscall(SYS_move_pages, 0, count, pages, to, status, flags);
+    if (rc < 0) return errno;
+    if (not_migrated) *not_migrated = static_cast<std::size_t>(rc);
+    return 0;
 }
 
 }  // namespace ccnuma::detail

@@ -19,8 +19,11 @@ namespace ccnuma::detail {
 std::size_t page_bytes() noexcept;
 /// The huge page size: the PMD size of /sys/kernel/mm/transparent_hugepage/hpage_pmd_size,
 /// read once, or 2 MiB where the kernel does not say (no THP). It is the unit a huge-page
-/// policy places by. Public face: support().huge_page_size (0 where THP is not available).
+/// policy places by. Public face: support().huge_page_size (0 where the kernel does not say).
 std::size_t huge_page_bytes() noexcept;
+/// The PMD size as the kernel tells it (hpage_pmd_size), read once; nullopt where it does not
+/// (no THP, or a kernel before 4.13), so that a report never passes the 2 MiB default off as read.
+std::optional<std::size_t> huge_page_bytes_told() noexcept;
 
 // --- transparent huge pages and other settings ----------------------------------------------
 
@@ -54,7 +57,13 @@ int set_thread_policy(int mode, const std::vector<unsigned>& nodes);
 int get_thread_policy(int& mode, std::vector<unsigned>& nodes);
 
 /// move_pages(2) of the calling process. Without targets (`to` null) it queries: status[i] is
-/// the node of page i, or a negative errno. Returns errno or 0.
-int move_pages(std::size_t count, void** pages, const int* to, int* status, int flags);
+/// the node of page i, or a negative errno. With targets it moves: status[i] is the node of a
+/// page the kernel queued or found in place, or the negative errno that kept it from queueing
+/// it (-EACCES shared with another process, -EBUSY not isolatable...). The kernel's positive
+/// return, stored in `not_migrated` where given, counts the pages whose migration failed plus
+/// the rest of the call, which the kernel then abandons; it leaves their status unwritten
+/// (Linux >= 4.17). Returns errno or 0.
+int move_pages(std::size_t count, void** pages, const int* to, int* status, int flags,
+               std::size_t* not_migrated = nullptr);
 
 }  // namespace ccnuma::detail

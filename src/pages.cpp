@@ -15,12 +15,12 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <limits>
 #include <optional>
 #include <sstream>
 #include <string_view>
-#include <tuple>
 
 namespace ccnuma {
 
@@ -114,7 +114,9 @@ const page_table_access& access() {
         pm_scan_arg arg{sizeof(pm_scan_arg), 0, addr, addr + page, 0, reinterpret_cast<std::uint64_t>(&region), 1, 0, 0,
                         0, 0, page_is_pfnzero | page_is_huge};
         r.pagemap_scan = ::ioctl(pm.fd(), pagemap_scan_request, &arg) >= 0;
-        r.kpageflags = r.pfn_visible && static_cast<bool>(file("/proc/kpageflags"));
+        // Read, not just opened: the flags of the probe page's own frame.
+        std::uint64_t flags = 0;
+        r.kpageflags = r.pfn_visible && file("/proc/kpageflags").read_entries(e & pm_pfn_mask, &flags, 1);
         apply_override(r);
         return r;
     }();
@@ -503,14 +505,125 @@ placement_report report_placement(const void* ptr, std::size_t count, std::size_
     return r;
 }
 
-void migrate(void* ptr, std::size_t bytes, const policy& p) {
-    const std::string what = "migrate of " + range_text(ptr, bytes) + " to " + to_string(p);
+std::string_view to_string(stay_reason r) noexcept {
+    switch (r) {
+        case stay_reason::shared: return "shared with another process";
+        case stay_reason::busy: return "busy";
+        case stay_reason::no_memory: return "no memory on the target node";
+        case stay_reason::not_migrated: return "not migrated";
+        case stay_reason::moved_away: return "moved away again";
+        case stay_reason::other: return "refused";
+    }
+    return "?";
+}
+
+std::size_t migrate_report::stayed_count() const noexcept {
+    std::size_t n = 0;
+    for (const auto& s : stayed) n += s.pages;
+    return n;
+}
+
+namespace {
+
+// "node 0: 60, node 1: 4" of a per-node count.
+std::string node_counts(const std::vector<std::size_t>& on_node) {
+    std::string s;
+    for (std::size_t n = 0; n < on_node.size(); ++n)
+        if (on_node[n] != 0) s += (s.empty() ? "node " : ", node ") + std::to_string(n) + ": " + std::to_string(on_node[n]);
+    return s;
+}
+
+const char* errno_name(int e) noexcept {
+    switch (e) {
+        case EACCES: return "EACCES";
+        case EBUSY: return "EBUSY";
+        case ENOMEM: return "ENOMEM";
+        case EFAULT: return "EFAULT";
+        case ENOENT: return "ENOENT";
+        case EAGAIN: return "EAGAIN";
+        case EIO: return "EIO";
+        case EINVAL: return "EINVAL";
+        case EPERM: return "EPERM";
+        case ENOSYS: return "ENOSYS";
+        case ENODEV: return "ENODEV";
+        default: return nullptr;
+    }
+}
+
+// What the kernel's answer means, for the message.
+std::string why(const migrate_report::stayed_pages& g) {
+    const char* name = errno_name(g.error);
+    const std::string code = name ? name : "errno " + std::to_string(g.error);
+    switch (g.reason) {
+        case stay_reason::shared:
+            return "EACCES: copy-on-write after fork, KSM or shared memory; MPOL_MF_MOVE moves only pages this "
+                   "process maps alone";
+        case stay_reason::busy: return "EBUSY: the kernel could not isolate them (pinned for I/O or RDMA, or in use)";
+        case stay_reason::no_memory: return "ENOMEM: the target node has no free memory for them";
+        case stay_reason::not_migrated:
+            return "move_pages counted them as not migrated and gave no per-page reason: a migration that failed "
+                   "(a page in use or pinned) stops the rest of the call";
+        case stay_reason::moved_away: return "move_pages reported them moved, yet they were elsewhere when checked";
+        case stay_reason::other: return code + ": " + std::strerror(g.error);
+    }
+    return code;
+}
+
+constexpr int status_unwritten = std::numeric_limits<int>::min();
+
+stay_reason reason_of(int status) noexcept {
+    if (status == status_unwritten) return stay_reason::not_migrated;
+    if (status >= 0) return stay_reason::moved_away;
+    switch (-status) {
+        case EACCES: return stay_reason::shared;
+        case EBUSY: return stay_reason::busy;
+        case ENOMEM: return stay_reason::no_memory;
+        default: return stay_reason::other;
+    }
+}
+
+void add_stayed(migrate_report& r, int status, int node, std::size_t nodes) {
+    const stay_reason reason = reason_of(status);
+    const int error = status < 0 && status != status_unwritten ? -status : 0;
+    auto it = std::find_if(r.stayed.begin(), r.stayed.end(),
+                           [&](const auto& g) { return g.reason == reason && g.error == error; });
+    if (it == r.stayed.end()) {
+        r.stayed.push_back({reason, error, 0, std::vector<std::size_t>(nodes, 0)});
+        it = r.stayed.end() - 1;
+    }
+    ++it->pages;
+    if (static_cast<std::size_t>(node) >= it->on_node.size()) it->on_node.resize(static_cast<std::size_t>(node) + 1, 0);
+    ++it->on_node[static_cast<std::size_t>(node)];
+}
+
+// Where the stayed pages are, all reasons together.
+std::vector<std::size_t> stayed_on(const migrate_report& r) {
+    std::vector<std::size_t> on;
+    for (const auto& g : r.stayed) {
+        if (g.on_node.size() > on.size()) on.resize(g.on_node.size(), 0);
+        for (std::size_t n = 0; n < g.on_node.size(); ++n) on[n] += g.on_node[n];
+    }
+    return on;
+}
+
+// "64 shared with another process (EACCES: ...) on node 0; 3 busy (...) on node 1".
+std::string stayed_text(const migrate_report& r) {
+    std::string s;
+    for (const auto& g : r.stayed)
+        s += (s.empty() ? "" : "; ") + std::to_string(g.pages) + " " + std::string(ccnuma::to_string(g.reason)) + " (" +
+             why(g) + ") on " + node_counts(g.on_node);
+    return s;
+}
+
+migrate_report migrate_range(void* ptr, std::size_t bytes, const policy& p, const std::string& what) {
+    migrate_report report;
     const std::size_t page = detail::page_bytes();
     if (reinterpret_cast<std::uintptr_t>(ptr) % page != 0)
         detail::throw_error(errc::invalid_argument, what + ": the address is not page-aligned");
-    if (bytes == 0) return;
+    if (bytes == 0) return report;
     const auto [first, count] = page_span(ptr, bytes, what);
     require_mapped(first, count, what);
+    report.pages = count;
     // The target node of every page, then move_pages. mbind's MPOL_MF_MOVE is not enough: it
     // moves only pages outside the new node set, so a page on node 0 stays put under
     // interleave(0,1) even where round-robin wants it on node 1.
@@ -532,24 +645,85 @@ void migrate(void* ptr, std::size_t bytes, const policy& p) {
         for (std::size_t i = 0; i < count; ++i)
             targets.push_back(static_cast<int>(set[((first + i * page) / unit) % set.size()]));
     }
+    // Every page's node before the move: a page already on its target is not asked to move,
+    // and one without a frame cannot be. Only pages on another node go to the kernel.
+    const auto before = move_pages_status(first, count, what);
+    std::size_t nodes = 0;
+    for (const auto& n : topology::current().numa_nodes()) nodes = std::max<std::size_t>(nodes, n.os_index + 1);
     std::vector<void*> addrs;
-    std::vector<int> to, status;
+    std::vector<int> to, status, after;
     for (std::size_t done = 0; done < count; done += batch_pages) {
         const std::size_t n = std::min(batch_pages, count - done);
         addrs.clear();
         to.clear();
-        for (std::size_t i = 0; i < n; ++i) {
-            if (targets[done + i] < 0) continue;
-            addrs.push_back(reinterpret_cast<void*>(first + (done + i) * page));
-            to.push_back(targets[done + i]);
+        for (std::size_t i = done; i < done + n; ++i) {
+            if (targets[i] < 0) ++report.no_target;
+            else if (before[i] < 0) ++report.not_present;
+            else if (before[i] == targets[i]) ++report.already_there;
+            else {
+                addrs.push_back(reinterpret_cast<void*>(first + i * page));
+                to.push_back(targets[i]);
+            }
         }
-        status.assign(addrs.size(), 0);
         if (addrs.empty()) continue;
-        if (const int err = detail::move_pages(addrs.size(), addrs.data(), to.data(), status.data(), MPOL_MF_MOVE))
-            detail::throw_system_error(err, what + ": move_pages failed");
+        // The kernel leaves the status of pages it did not get to unwritten: the sentinel marks them.
+        status.assign(addrs.size(), status_unwritten);
+        std::size_t not_migrated = 0;
+        if (const int err =
+                detail::move_pages(addrs.size(), addrs.data(), to.data(), status.data(), MPOL_MF_MOVE, &not_migrated)) {
+            // Out of memory on the target ends the call: the pages it did not reach stayed for that
+            // reason. Anything else is about the call itself (a target the cpuset does not allow).
+            if (err != ENOMEM) detail::throw_system_error(err, what + ": move_pages failed");
+            for (auto& st : status)
+                if (st == status_unwritten) st = -ENOMEM;
+        }
+        // Where the pages are now decides, not what the status promised: the second base page of a
+        // huge page moved with the first may read EBUSY, and a page may be moved again meanwhile.
+        after.assign(addrs.size(), 0);
+        if (const int err = detail::move_pages(addrs.size(), addrs.data(), nullptr, after.data(), 0))
+            detail::throw_system_error(err, what + ": move_pages (query after the move) failed");
+        for (std::size_t k = 0; k < addrs.size(); ++k) {
+            if (after[k] == to[k]) ++report.moved;
+            else if (after[k] < 0) ++report.not_present;  // dropped or swapped out meanwhile: on no node
+            else add_stayed(report, status[k], after[k], nodes);
+        }
     }
     // Pages written from now on follow the new policy too (first_touch has none to set).
     if (m.act != detail::policy_meaning::action::touch) place(ptr, bytes, p, page);
+    return report;
+}
+
+std::string migrate_what(void* ptr, std::size_t bytes, const policy& p) {
+    return "migrate of " + range_text(ptr, bytes) + " to " + to_string(p);
+}
+
+}  // namespace
+
+std::string migrate_report::to_string() const {
+    std::string s = std::to_string(pages) + " pages: " + std::to_string(moved) + " moved, " +
+                    std::to_string(already_there) + " already there";
+    if (not_present) s += ", " + std::to_string(not_present) + " not present (no frame: nothing to move)";
+    if (no_target) s += ", " + std::to_string(no_target) + " without a target node";
+    const std::size_t n = stayed_count();
+    if (n == 0) return s;
+    return s + ", " + std::to_string(n) + " stayed (" + node_counts(stayed_on(*this)) + "): " + stayed_text(*this);
+}
+
+migrate_report migrate(void* ptr, std::size_t bytes, const policy& p) {
+    const std::string what = migrate_what(ptr, bytes, p);
+    auto r = migrate_range(ptr, bytes, p, what);
+    if (!r.complete())
+        detail::throw_error(errc::infeasible,
+                            what + ": " + std::to_string(r.stayed_count()) + " of " + std::to_string(r.pages) +
+                                " pages stayed (" + node_counts(stayed_on(r)) + "): " + stayed_text(r) + "; " +
+                                std::to_string(r.moved) + " moved, " + std::to_string(r.already_there) +
+                                " already there" +
+                                (r.not_present ? ", " + std::to_string(r.not_present) + " not present" : std::string()));
+    return r;
+}
+
+migrate_report try_migrate(void* ptr, std::size_t bytes, const policy& p) {
+    return migrate_range(ptr, bytes, p, migrate_what(ptr, bytes, p));
 }
 
 std::string_view to_string(read_fault_kind k) noexcept {
@@ -563,27 +737,36 @@ std::string_view to_string(read_fault_kind k) noexcept {
 
 namespace {
 
+struct read_fault_probe {
+    read_fault_kind kind = read_fault_kind::unknown;
+    bool huge = false, huge_known = false;  // whether the page is huge, and whether the source could tell
+};
+
 // Reads the first byte of a fresh private mapping of `bytes` (aligned to `align`, advised for
 // huge pages if asked) and says what the kernel put behind it. The mapping is the probe's own.
-std::pair<read_fault_kind, bool> probe_read_fault(std::size_t bytes, std::size_t align, bool advise_huge) noexcept {
+read_fault_probe probe_read_fault(std::size_t bytes, std::size_t align, bool advise_huge) noexcept {
+    read_fault_probe r;
+    const std::size_t len = bytes + align;
+    void* raw = ::mmap(nullptr, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (raw == MAP_FAILED) return r;
     try {
-        const std::size_t len = bytes + align;
-        void* raw = ::mmap(nullptr, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-        if (raw == MAP_FAILED) return {read_fault_kind::unknown, false};
         const auto base = (reinterpret_cast<std::uintptr_t>(raw) + align - 1) / align * align;
         auto* p = reinterpret_cast<volatile const char*>(base);
-        std::pair<read_fault_kind, bool> r{read_fault_kind::unknown, false};
         if (!advise_huge || ::madvise(const_cast<char*>(p), bytes, MADV_HUGEPAGE) == 0) {
             (void)*p;
             const auto st = page_states(const_cast<const char*>(p), 1).at(0);
-            if (st.state == page_state::zero_page) r = {read_fault_kind::zero_page, st.huge && st.huge_known};
-            else if (st.state == page_state::on_node) r = {read_fault_kind::private_frame, st.huge && st.huge_known};
+            if (st.state == page_state::zero_page) r.kind = read_fault_kind::zero_page;
+            else if (st.state == page_state::on_node) r.kind = read_fault_kind::private_frame;
+            if (r.kind != read_fault_kind::unknown) {
+                r.huge_known = st.huge_known;
+                r.huge = st.huge && st.huge_known;
+            }
         }
-        ::munmap(raw, len);
-        return r;
     } catch (...) {
-        return {read_fault_kind::unknown, false};
+        r = {};
     }
+    ::munmap(raw, len);
+    return r;
 }
 
 }  // namespace
@@ -595,20 +778,29 @@ const support_info& support() {
         s.mbind = detail::has_mempolicy();
         s.move_pages = detail::has_move_pages();
         s.thp_mode = detail::thp_mode();
-        // The huge page size where the kernel has THP at all; placement's unit either way.
-        s.huge_page_size = s.thp_mode.empty() ? 0 : detail::huge_page_bytes();
+        // The huge page size where the kernel tells it (placement's unit falls back to 2 MiB,
+        // a default that is not reported as a fact).
+        s.huge_page_size = s.thp_mode.empty() ? 0 : detail::huge_page_bytes_told().value_or(0);
         s.thp = !s.thp_mode.empty() && s.thp_mode != "never";
         const auto& acc = access();
         s.pagemap = acc.pagemap;
         s.pfn_visible = acc.pfn_visible;
         s.pagemap_scan = acc.pagemap_scan;
         s.kpageflags = acc.kpageflags;
-        s.page_flags = acc.pagemap_scan ? "PAGEMAP_SCAN" : acc.kpageflags ? "kpageflags" : "smaps";
-        if (s.pagemap && s.move_pages) {
-            s.read_fault = probe_read_fault(s.page_size, s.page_size, false).first;
-            if (s.thp && s.huge_page_size != 0)
-                std::tie(s.huge_read_fault, s.huge_read_fault_is_huge) =
-                    probe_read_fault(s.huge_page_size, s.huge_page_size, true);
+        s.page_flags_valid = acc.bad_override.empty();
+        s.page_flags = !s.page_flags_valid ? "invalid CCNUMA_PAGE_FLAGS=" + detail::quote(acc.bad_override)
+                       : acc.pagemap_scan  ? "PAGEMAP_SCAN"
+                       : acc.kpageflags    ? "kpageflags"
+                                           : "smaps";
+        // Every page query throws under a bad CCNUMA_PAGE_FLAGS: no probe, the faults stay unknown.
+        if (s.pagemap && s.move_pages && s.page_flags_valid) {
+            s.read_fault = probe_read_fault(s.page_size, s.page_size, false).kind;
+            if (s.thp && s.huge_page_size != 0) {
+                const auto huge = probe_read_fault(s.huge_page_size, s.huge_page_size, true);
+                s.huge_read_fault = huge.kind;
+                s.huge_read_fault_is_huge = huge.huge;
+                s.huge_read_fault_size_known = huge.huge_known;
+            }
         }
         return s;
     }();
@@ -621,10 +813,17 @@ std::string support_info::to_string() const {
                     (huge_page_size ? " (" + detail::human_bytes(huge_page_size) + ")" : std::string()) + ", page " +
                     detail::human_bytes(page_size);
     if (!pagemap) return s + ", pagemap not readable";
+    if (!page_flags_valid)
+        return s + ", page flags: " + page_flags +
+               " names no source (expected pagemap_scan, kpageflags or smaps): every page query fails, read fault: "
+               "unknown" +
+               (pfn_visible ? "" : ", PFNs hidden");
     s += ", read fault: " + std::string(ccnuma::to_string(read_fault));
     if (huge_read_fault != read_fault_kind::unknown)
         s += ", in THP regions: " + std::string(ccnuma::to_string(huge_read_fault)) +
-             (huge_read_fault_is_huge ? " (huge)" : " (base page)");
+             (!huge_read_fault_size_known ? " (huge or base page: unknown from " + page_flags + ")"
+              : huge_read_fault_is_huge   ? " (huge)"
+                                          : " (base page)");
     return s + ", page flags: " + page_flags + (pfn_visible ? "" : ", PFNs hidden");
 }
 

@@ -108,18 +108,85 @@ struct placement_report {
 /// node_histogram() and locality() of `count` elements at `ptr`, from one page query.
 placement_report report_placement(const void* ptr, std::size_t count, std::size_t element_size, schedule s = {});
 
+/// Why a page that migrate() was to move is not on its target node afterwards.
+enum class stay_reason : unsigned char {
+    shared,        ///< EACCES: mapped by another process too (copy-on-write after fork, KSM, shared
+                   ///< memory); MPOL_MF_MOVE moves only pages this process maps alone
+    busy,          ///< EBUSY: the kernel could not isolate it (pinned for I/O or RDMA, or in use)
+    no_memory,     ///< ENOMEM: the target node had no free memory for it
+    not_migrated,  ///< counted by the kernel among the pages it did not migrate, without a reason
+                   ///< of its own: its migration failed, or the call stopped before it
+    moved_away,    ///< the kernel reported it moved, yet it was elsewhere when checked (NUMA
+                   ///< balancing or another thread moved it again)
+    other,         ///< any other per-page error: see migrate_report::stayed_pages::error
+};
+
+/// "shared with another process", "busy", "no memory on the target node", "not migrated",
+/// "moved away again", "refused".
+std::string_view to_string(stay_reason r) noexcept;
+
+/// What migrate() and try_migrate() did to every base page of the range, counted from each
+/// page's node before and after the move, not from what move_pages promised. Every page is in
+/// exactly one count: pages == moved + already_there + not_present + no_target + stayed_count().
+///
+///     auto r = ccnuma::try_migrate(p, bytes, ccnuma::on_node(1));
+///     if (!r.complete()) std::puts(r.to_string().c_str());
+///     // "64 pages: 0 moved, 0 already there, 64 stayed (node 0: 64): 64 shared with another
+///     //  process (EACCES: copy-on-write after fork, KSM or shared memory; ...) on node 0"
+struct migrate_report {
+    /// The pages that stayed for one reason (and errno).
+    struct stayed_pages {
+        stay_reason reason = stay_reason::other;
+        int error = 0;                      ///< the errno move_pages gave these pages; 0 where it gave none
+        std::size_t pages = 0;
+        std::vector<std::size_t> on_node;   ///< where they are, indexed by OS node number
+    };
+    std::size_t pages = 0;          ///< base pages in the range
+    std::size_t moved = 0;          ///< on their target node now, and elsewhere before
+    std::size_t already_there = 0;  ///< on their target node before: nothing to do
+    /// Without a frame of their own (never written, on the zero page, swapped out): they are on
+    /// no node, so there is nothing to move. Where the policy sets one (all but first_touch),
+    /// they follow it at their first write.
+    std::size_t not_present = 0;
+    std::size_t no_target = 0;           ///< their owner thread runs on no known node: left alone
+    std::vector<stayed_pages> stayed;    ///< pages not on their target, one entry per reason
+    /// The pages that stayed, all reasons together.
+    std::size_t stayed_count() const noexcept;
+    /// Every page that has a frame and a target is on its target.
+    bool complete() const noexcept { return stayed_count() == 0; }
+    /// One line: the counts, then where the stayed pages are and why, as in the example above.
+    std::string to_string() const;
+};
+
 /// Moves the existing pages of [ptr, ptr + bytes) (page-aligned ptr) to where `p` would have
 /// put them, page by page with move_pages (mbind's MPOL_MF_MOVE leaves pages that are already
 /// inside the new node set), and sets the policy for pages not yet written. For
-/// first_touch and blocked the partition is taken over pages (a chunk counts pages). Throws
-/// ccnuma::error naming the range if the kernel refuses.
-void migrate(void* ptr, std::size_t bytes, const policy& p);
+/// first_touch and blocked the partition is taken over pages (a chunk counts pages). Each
+/// page's node is checked before and after: the report says what moved.
+///
+///     ccnuma::migrate(v.data(), bytes, ccnuma::blocked{});   // throws if a page stays behind
+///
+/// Throws ccnuma::error if any page with a frame is not on its target afterwards
+/// (errc::infeasible, naming how many stayed, on which nodes, and why, e.g. "64 of 64 pages
+/// stayed (node 0: 64): 64 shared with another process (EACCES: ...)"); for a range that is
+/// not page-aligned or not mapped (errc::invalid_argument); errc::not_supported without
+/// move_pages; and errc::system where the kernel refuses the call itself.
+migrate_report migrate(void* ptr, std::size_t bytes, const policy& p);
+
+/// migrate() that reports pages it could not move instead of throwing. It still throws for
+/// what is wrong with the call itself: an unaligned or unmapped range, a node that is not
+/// there, no move_pages, or a call the kernel refuses as a whole.
+///
+///     auto r = ccnuma::try_migrate(p, bytes, ccnuma::interleave{});
+///     if (!r.complete()) log(r.to_string());
+migrate_report try_migrate(void* ptr, std::size_t bytes, const policy& p);
 
 /// What a read of untouched anonymous memory gets on this kernel.
 enum class read_fault_kind {
     zero_page,      ///< the shared zero page: reading costs no memory traffic (the calloc trap)
     private_frame,  ///< a zero-filled frame of its own, placed by the reading thread
-    unknown,        ///< not probed (no pagemap, no move_pages, or no THP for the huge probe)
+    unknown,        ///< not probed, or the probe could not tell (no pagemap, no move_pages, a bad
+                    ///< CCNUMA_PAGE_FLAGS, or no THP for the huge probe)
 };
 
 /// "zero page", "private frame", "unknown".
@@ -132,22 +199,31 @@ struct support_info {
     bool thp = false;         ///< transparent huge pages
     std::string thp_mode;     ///< "always", "madvise", "never", or empty
     std::size_t page_size = 0;
-    std::size_t huge_page_size = 0;  ///< PMD size, usually 2 MiB; 0 without THP
+    std::size_t huge_page_size = 0;  ///< PMD size, usually 2 MiB; 0 where the kernel does not say (no THP)
     bool pagemap = false;       ///< /proc/self/pagemap is readable: page_states() can tell every state
     bool pfn_visible = false;   ///< pagemap shows frame numbers (CAP_SYS_ADMIN; otherwise they read 0)
     bool pagemap_scan = false;  ///< the PAGEMAP_SCAN ioctl (Linux >= 6.7): zero-page and THP bits per page
-    bool kpageflags = false;    ///< /proc/kpageflags is readable (CAP_SYS_ADMIN)
+    bool kpageflags = false;    ///< /proc/kpageflags was read at a PFN of the probe's (CAP_SYS_ADMIN)
     /// Where page_info::huge comes from: "PAGEMAP_SCAN", "kpageflags" or "smaps" (per mapping:
-    /// exact where a mapping has no huge page or only huge pages, unknown in between).
+    /// exact where a mapping has no huge page or only huge pages, unknown in between). With a
+    /// CCNUMA_PAGE_FLAGS that names no source, `invalid CCNUMA_PAGE_FLAGS="..."`: every page
+    /// query then throws, and the read-fault probes are unknown.
     std::string page_flags;
+    bool page_flags_valid = true;  ///< false where CCNUMA_PAGE_FLAGS names no source
     /// A read of an untouched base page, probed once on a private mapping of the library's own.
     read_fault_kind read_fault = read_fault_kind::unknown;
     /// The same in a 2 MiB-aligned MADV_HUGEPAGE region: the huge zero page, a private huge
     /// page (one read then places 512 pages at once), or unknown without THP.
     read_fault_kind huge_read_fault = read_fault_kind::unknown;
-    bool huge_read_fault_is_huge = false;  ///< the huge probe's read got a huge page (zero or private)
+    /// The huge probe's read got a huge page (zero or private); meaningful only where
+    /// huge_read_fault_size_known.
+    bool huge_read_fault_is_huge = false;
+    /// Whether the page-flag source could tell huge from base for the huge probe's page: smaps
+    /// cannot for the huge zero page (it counts no anonymous huge page for it).
+    bool huge_read_fault_size_known = false;
     /// One line, e.g. "mbind yes, move_pages yes, THP madvise (2 MiB), page 4 KiB, read fault:
-    /// zero page, page flags: PAGEMAP_SCAN".
+    /// zero page, in THP regions: zero page (huge), page flags: PAGEMAP_SCAN". A fact the
+    /// probe could not tell reads "unknown", with the reason.
     std::string to_string() const;
 };
 

@@ -1,5 +1,5 @@
 // Page queries on the host (one node). The multi-node behaviour, migration included, is
-// checked in ccnuma-vm (tests/vm/placement_vm_test.cpp).
+// checked in ccnuma-vm (tests/vm/placement_vm_test.cpp, tests/vm/pages_vm_test.cpp).
 
 #include <ccnuma/error.hpp>
 #include <ccnuma/pages.hpp>
@@ -11,7 +11,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <limits>
 #include <string>
@@ -264,5 +266,206 @@ TEST(Support, ReportsThisKernel) {
         EXPECT_EQ(s.huge_page_size, std::size_t{2} << 20);
     }
 }
+
+// --- Issue 22: migrate tells what did not move; support() says only what it verified ----------
+
+// A child that holds a copy-on-write share of the parent's pages until release().
+struct forked_sharer {
+    explicit forked_sharer() {
+        if (::pipe(fd) != 0) return;
+        pid = ::fork();
+        if (pid == 0) {
+            char c;
+            ::close(fd[1]);
+            while (::read(fd[0], &c, 1) < 0 && errno == EINTR) {
+            }
+            ::_exit(0);
+        }
+        ::close(fd[0]);
+    }
+    forked_sharer(const forked_sharer&) = delete;
+    forked_sharer& operator=(const forked_sharer&) = delete;
+    ~forked_sharer() { release(); }
+    void release() {
+        if (pid <= 0) return;
+        ::close(fd[1]);
+        int status = 0;
+        ::waitpid(pid, &status, 0);
+        pid = -1;
+    }
+    int fd[2]{-1, -1};
+    pid_t pid = -1;
+};
+
+// On one node every written page is already on node 0's target; pages without a frame are
+// counted apart, never as moved or as on a node. Which pages have a frame comes from the
+// kernel's own page tables: a read fault maps the zero page here or gives a private frame.
+TEST(Issue22, MigrateCountsPagesAlreadyThereAndPagesWithoutAFrame) {
+    mapping m(16 * page);
+    ASSERT_NE(m.p, MAP_FAILED);
+    ASSERT_EQ(::madvise(m.p, m.bytes, MADV_NOHUGEPAGE), 0);
+    std::memset(m.p, 1, 8 * page);     // 0-7 written
+    volatile char sink = m.p[8 * page];  // 8 only read
+    (void)sink;
+    std::size_t framed = 0;
+    int node = -1;
+    for (std::size_t i = 0; i < 16; ++i) {
+        const auto raw = test_support::read_raw_page(m.p + i * page);
+        if (raw.move_pages_status >= 0) {
+            ++framed;
+            node = raw.move_pages_status;
+        }
+    }
+    ASSERT_GE(framed, 8u);
+    ASSERT_LE(framed, 9u);
+    const auto r = ccnuma::migrate(m.p, m.bytes, ccnuma::on_node(static_cast<unsigned>(node)));
+    EXPECT_EQ(r.pages, 16u);
+    EXPECT_EQ(r.moved, 0u);
+    EXPECT_EQ(r.already_there, framed);
+    EXPECT_EQ(r.not_present, 16u - framed);
+    EXPECT_EQ(r.no_target, 0u);
+    EXPECT_TRUE(r.complete());
+    EXPECT_TRUE(r.stayed.empty());
+    EXPECT_EQ(r.to_string(), "16 pages: 0 moved, " + std::to_string(framed) + " already there, " +
+                                 std::to_string(16 - framed) + " not present (no frame: nothing to move)");
+    // The same facts without the throwing contract.
+    const auto t = ccnuma::try_migrate(m.p, m.bytes, ccnuma::on_node(static_cast<unsigned>(node)));
+    EXPECT_EQ(t.to_string(), r.to_string());
+    // migrate leaves the content alone.
+    for (std::size_t i = 0; i < 8 * page; ++i) ASSERT_EQ(m.p[i], 1) << i;
+    EXPECT_EQ(ccnuma::migrate(m.p, 0, ccnuma::on_node(0)).pages, 0u);
+}
+
+// Pages shared copy-on-write with a child are refused by move_pages (EACCES) when they would have
+// to move; on their own node there is nothing to move, and nothing to refuse: they count as
+// already there. The refusal itself is checked in the 2-node guest (tests/vm/pages_vm_test.cpp).
+TEST(Issue22, SharedPagesOnTheirTargetAreAlreadyThere) {
+    mapping m(4 * page);
+    ASSERT_NE(m.p, MAP_FAILED);
+    std::memset(m.p, 7, 4 * page);
+    const int node = test_support::read_raw_page(m.p).move_pages_status;
+    ASSERT_GE(node, 0);
+    forked_sharer child;
+    ASSERT_GT(child.pid, 0);
+    ASSERT_FALSE(test_support::read_raw_page(m.p).exclusive) << "the child's mapping should be counted";
+    const auto r = ccnuma::try_migrate(m.p, m.bytes, ccnuma::on_node(static_cast<unsigned>(node)));
+    child.release();
+    EXPECT_EQ(r.already_there, 4u) << r.to_string();
+    EXPECT_TRUE(r.complete()) << r.to_string();
+}
+
+// The report's text: counts, where the stayed pages are, and why, grouped by reason.
+TEST(Issue22, ReportSaysHowManyStayedWhereAndWhy) {
+    ccnuma::migrate_report r;
+    r.pages = 80;
+    r.moved = 10;
+    r.already_there = 2;
+    r.not_present = 1;
+    r.stayed.push_back({ccnuma::stay_reason::shared, EACCES, 64, {60, 4}});
+    r.stayed.push_back({ccnuma::stay_reason::busy, EBUSY, 3, {0, 3}});
+    EXPECT_EQ(r.stayed_count(), 67u);
+    EXPECT_FALSE(r.complete());
+    const std::string s = r.to_string();
+    EXPECT_EQ(s.rfind("80 pages: 10 moved, 2 already there, 1 not present (no frame: nothing to move), 67 stayed "
+                      "(node 0: 60, node 1: 7): 64 shared with another process (EACCES: copy-on-write after fork",
+                      0),
+              0u)
+        << s;
+    EXPECT_NE(s.find(") on node 0: 60, node 1: 4; 3 busy (EBUSY: "), std::string::npos) << s;
+    EXPECT_NE(s.find(") on node 1: 3"), std::string::npos) << s;
+    EXPECT_EQ(ccnuma::to_string(ccnuma::stay_reason::not_migrated), "not migrated");
+    EXPECT_EQ(ccnuma::to_string(ccnuma::stay_reason::no_memory), "no memory on the target node");
+
+    ccnuma::migrate_report other;
+    other.pages = 1;
+    other.stayed.push_back({ccnuma::stay_reason::other, EFAULT, 1, {1}});
+    EXPECT_NE(other.to_string().find("1 refused (EFAULT: "), std::string::npos) << other.to_string();
+}
+
+// Run by ctest with CCNUMA_PAGE_FLAGS=bogus (tests/CMakeLists.txt). support() said "read fault:
+// unknown, page flags: PAGEMAP_SCAN" while every page query threw.
+TEST(Issue22Environment, ABadPageFlagsSourceIsReportedAsBad) {
+    ASSERT_STREQ(std::getenv("CCNUMA_PAGE_FLAGS"), "bogus");
+    const auto& s = ccnuma::support();
+    EXPECT_FALSE(s.page_flags_valid);
+    EXPECT_EQ(s.page_flags, "invalid CCNUMA_PAGE_FLAGS=\"bogus\"");
+    EXPECT_EQ(s.read_fault, ccnuma::read_fault_kind::unknown);
+    EXPECT_EQ(s.huge_read_fault, ccnuma::read_fault_kind::unknown);
+    const std::string text = s.to_string();
+    EXPECT_NE(text.find("page flags: invalid CCNUMA_PAGE_FLAGS=\"bogus\" names no source (expected pagemap_scan, "
+                        "kpageflags or smaps): every page query fails"),
+              std::string::npos)
+        << text;
+    EXPECT_EQ(text.find("PAGEMAP_SCAN"), std::string::npos) << text;
+    mapping m(page);
+    ASSERT_NE(m.p, MAP_FAILED);
+    m.p[0] = 1;
+    try {
+        (void)ccnuma::page_states(m.p, page);
+        ADD_FAILURE() << "page_states worked under a bad CCNUMA_PAGE_FLAGS";
+    } catch (const ccnuma::error& e) {
+        EXPECT_EQ(e.code(), ccnuma::errc::invalid_argument);
+        EXPECT_NE(std::string(e.what()).find("CCNUMA_PAGE_FLAGS=\"bogus\" names no source"), std::string::npos)
+            << e.what();
+    }
+}
+
+// Run by ctest with CCNUMA_PAGE_FLAGS=smaps. smaps counts no anonymous huge page for the huge
+// zero page, so where the THP read fault maps it, whether it is huge is unknown from smaps:
+// support() said "(base page)". What the kernel did comes from an independent probe here.
+TEST(Issue22Environment, SmapsSaysUnknownWhereItCannotTell) {
+    ASSERT_STREQ(std::getenv("CCNUMA_PAGE_FLAGS"), "smaps");
+    const auto& s = ccnuma::support();
+    EXPECT_TRUE(s.page_flags_valid);
+    EXPECT_EQ(s.page_flags, "smaps");
+    EXPECT_FALSE(s.pagemap_scan);
+    EXPECT_FALSE(s.kpageflags);
+    const std::string text = s.to_string();
+    // The base-page probe, read independently: the zero page or a private frame.
+    {
+        mapping m(page);
+        ASSERT_NE(m.p, MAP_FAILED);
+        volatile char sink = m.p[0];
+        (void)sink;
+        const auto raw = test_support::read_raw_page(m.p);
+        EXPECT_EQ(s.read_fault, test_support::on_zero_page(raw) ? ccnuma::read_fault_kind::zero_page
+                                                                : ccnuma::read_fault_kind::private_frame)
+            << text;
+    }
+    if (!s.thp) {
+        EXPECT_EQ(s.huge_read_fault, ccnuma::read_fault_kind::unknown) << text;
+        EXPECT_EQ(text.find("in THP regions"), std::string::npos) << text;
+        return;
+    }
+    const std::size_t huge = s.huge_page_size;
+    ASSERT_NE(huge, 0u) << text;
+    mapping m(2 * huge);
+    ASSERT_NE(m.p, MAP_FAILED);
+    char* base = reinterpret_cast<char*>((reinterpret_cast<std::uintptr_t>(m.p) + huge - 1) / huge * huge);
+    ASSERT_EQ(::madvise(base, huge, MADV_HUGEPAGE), 0);
+    volatile char sink = base[0];
+    (void)sink;
+    const auto raw = test_support::read_raw_page(base);
+    const auto neighbour = test_support::read_raw_page(base + 100 * page);  // mapped only by a huge mapping
+    const long kb = test_support::anon_huge_kb(base);
+    if (test_support::on_zero_page(raw)) {
+        EXPECT_EQ(s.huge_read_fault, ccnuma::read_fault_kind::zero_page) << text;
+        if (neighbour.present) {  // the huge zero page: smaps cannot tell it is huge
+            EXPECT_FALSE(s.huge_read_fault_size_known) << text;
+            EXPECT_FALSE(s.huge_read_fault_is_huge) << text;
+            EXPECT_NE(text.find("in THP regions: zero page (huge or base page: unknown from smaps)"), std::string::npos)
+                << text;
+            EXPECT_EQ(text.find("(base page)"), std::string::npos) << text;
+        }
+    } else {
+        EXPECT_EQ(s.huge_read_fault, ccnuma::read_fault_kind::private_frame) << text;
+        EXPECT_TRUE(s.huge_read_fault_size_known) << text;
+        EXPECT_EQ(s.huge_read_fault_is_huge, kb >= 2048) << text << ", AnonHugePages " << kb << " kB";
+        EXPECT_NE(text.find(kb >= 2048 ? "in THP regions: private frame (huge)" : "in THP regions: private frame (base page)"),
+                  std::string::npos)
+            << text;
+    }
+}
+
 
 }  // namespace
