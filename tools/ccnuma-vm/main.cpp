@@ -7,6 +7,7 @@
 #include "kit.hpp"
 #include "process.hpp"
 #include "qemu.hpp"
+#include "scratch.hpp"
 
 #include <ccnuma/emulated_machine.hpp>
 #include <ccnuma/error.hpp>
@@ -346,12 +347,8 @@ int run(int argc, char** argv) {
                                                    : kvm_usable(k, r.verbose) ? accel::kvm
                                                                                : accel::tcg;
     const double t_kit = now_seconds();
-    const std::string image = (std::filesystem::temp_directory_path() /
-                               ("ccnuma-vm-" + std::to_string(::getpid()) + ".cpio")).string();
-    struct remove_image {
-        std::string path;
-        ~remove_image() { std::filesystem::remove(path); }
-    } cleanup{image};
+    scratch_dir scratch;
+    const std::string image = scratch.create("image.cpio");
     const std::uint64_t image_bytes = build_image(k, r, image);
     const double t_image = now_seconds();
     const auto args = qemu_arguments(r.shape, k, image, a, r.keep_going);
@@ -382,10 +379,8 @@ int run(int argc, char** argv) {
     std::string command_line;
     for (const auto& x : r.command) command_line += (command_line.empty() ? "" : " ") + x;
     auto console_hint = [&] {
-        const std::string log = (std::filesystem::temp_directory_path() /
-                                 ("ccnuma-vm-" + std::to_string(::getpid()) + ".console")).string();
-        std::ofstream(log) << g.console << "\n--- qemu ---\n" << g.qemu_error;
-        return " (console log: " + log + ")";
+        const std::string log = keep_log(g.console + "\n--- qemu ---\n" + g.qemu_error);
+        return log.empty() ? std::string(" (the console log could not be written)") : " (console log: " + log + ")";
     };
     if (g.interrupted_by != 0)
         throw failure(128 + g.interrupted_by, std::string("interrupted by ") + ::strsignal(g.interrupted_by) +

@@ -134,6 +134,9 @@ guest_run run_qemu(const std::string& qemu, const std::vector<std::string>& args
     if (pid == 0) {
         // QEMU must not outlive us, e.g. when ctest kills a test at its timeout.
         ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+        // Its own process group, so a timeout or a signal stops QEMU and whatever it started
+        // (a wrapper's children that would hold our pipes open) with one kill.
+        ::setpgid(0, 0);
         // Move every write end out of the way first: a pipe may already sit on 3..6.
         int high[channels];
         for (int i = 0; i < channels; ++i) high[i] = ::fcntl(pipes[i][1], F_DUPFD_CLOEXEC, 64);
@@ -159,18 +162,28 @@ guest_run run_qemu(const std::string& qemu, const std::vector<std::string>& args
     double grace_deadline = 0;  // after "exit N", QEMU gets a few seconds to power off
     bool killed = false;
     char buf[65536];
+    // After the kill, what is still buffered in the pipes is read for at most this long: a
+    // process that left QEMU's group (setsid) may hold a pipe open forever.
+    constexpr double drain_s = 2;
+    double drain_deadline = 0;
     auto stop = [&] {
-        if (!killed) ::kill(pid, SIGKILL);
+        if (!killed) {
+            ::kill(-pid, SIGKILL);
+            ::kill(pid, SIGKILL);  // in case setpgid had not run yet
+            drain_deadline = now_seconds() + drain_s;
+        }
         killed = true;
     };
     while (open_fds > 0) {
-        const double limit = grace_deadline > 0 ? std::min(deadline, grace_deadline) : deadline;
+        const double limit = killed ? drain_deadline : grace_deadline > 0 ? std::min(deadline, grace_deadline) : deadline;
         const double left = limit - now_seconds();
-        if (left <= 0 && !killed) {
+        if (left <= 0 && killed) break;
+        if (left <= 0) {
             if (!r.exited) r.timed_out = true;
             stop();
+            continue;
         }
-        const int wait_ms = killed ? -1 : static_cast<int>(std::ceil(std::max(left, 0.0) * 1000));
+        const int wait_ms = static_cast<int>(std::ceil(left * 1000));
         const int ready = ::poll(fds, channels, wait_ms);
         if (interrupting_signal != 0 && !killed) {
             r.interrupted_by = interrupting_signal;
@@ -232,6 +245,8 @@ guest_run run_qemu(const std::string& qemu, const std::vector<std::string>& args
             }
         }
     }
+    for (auto& f : fds)
+        if (f.fd >= 0) ::close(f.fd);
     int raw = 0;
     while (::waitpid(pid, &raw, 0) < 0 && errno == EINTR) {
     }
