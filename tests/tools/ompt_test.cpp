@@ -27,6 +27,7 @@ const std::string tool = CCNUMA_OMPT_TOOL;
 const std::string probe = BINDING_PROBE;
 const std::string run_tool = CCNUMA_RUN;
 const std::string vm = CCNUMA_VM;
+const std::string nesting_probe = OMPT_NESTING_PROBE;
 
 struct sample {
     std::string path;
@@ -120,7 +121,8 @@ TEST(OmptTool, APooledThreadBackInItsPlaceCostsNoSystemCall) {
     // found in place 9 times.
     const result r = run(environment("2,compact", true) + probe + " 10");
     ASSERT_EQ(r.status, 0) << r.err;
-    EXPECT_NE(r.err.find("plan \"2,compact\": 2 bindings, 18 already in place, 0 outside the plan, 0 failed"),
+    EXPECT_NE(r.err.find("plan \"2,compact\": 2 bindings, 18 already in place, 0 left alone (no place in the plan), "
+                         "0 failed; masks not verified (CCNUMA_OMPT_VERIFY=1 checks each task)"),
               std::string::npos)
         << r.err;
 }
@@ -156,7 +158,7 @@ TEST(OmptTool, TeamsBeyondThePlanAreLeftWhereTheyAre) {
     }
     EXPECT_EQ(master, 4u);
     EXPECT_EQ(worker, 4u);
-    EXPECT_NE(r.err.find("4 outside the plan"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("4 left alone (no place in the plan)"), std::string::npos) << r.err;
 }
 
 // One line on stderr, and the program runs as if no tool were loaded: a tool inside the
@@ -176,6 +178,181 @@ TEST(OmptTool, ABadOrMissingPlanLeavesTheToolInactiveWithOneLine) {
     expect_inactive(run(load + "CCNUMA_BIND=100000,compact " + probe), "CCNUMA_BIND");
     expect_inactive(run(load + "CCNUMA_TOPOLOGY='pack:2 core:2 pu:1' CCNUMA_BIND=2,scatter " + probe),
                     "not this machine");
+}
+
+// --- issue 22: positions that survive team reuse, nesting beyond the plan, measured summaries --
+
+// The plan as ompt_nesting_probe takes it: its team sizes ("2,2") and its PUs in depth-first
+// path order, (i,j) of sizes a,b at i*b+j, computed here from the paths ccnuma-run prints.
+struct probe_plan {
+    std::string sizes, pus;
+    std::vector<long long> team;
+};
+
+probe_plan nesting_plan(const std::string& plan_json, const std::string& spec) {
+    probe_plan p;
+    p.sizes = team_sizes(spec);
+    std::istringstream in(p.sizes);
+    std::string item;
+    std::size_t total = 1;
+    while (std::getline(in, item, ',')) {
+        p.team.push_back(std::stoll(item));
+        total *= static_cast<std::size_t>(p.team.back());
+    }
+    std::vector<long long> pu(total, -1);
+    const json plan = json::parse(plan_json);
+    for (const json& t : plan["threads"].items()) {
+        const auto path = t["path"].integers();
+        EXPECT_EQ(path.size(), p.team.size());
+        std::size_t index = 0;
+        for (std::size_t l = 0; l < path.size() && l < p.team.size(); ++l)
+            index = index * static_cast<std::size_t>(p.team[l]) + static_cast<std::size_t>(path[l]);
+        if (index < total) pu[index] = t["pu"].integer();
+    }
+    for (long long x : pu) {
+        EXPECT_GE(x, 0) << "a path of the plan is missing:\n" << plan_json;
+        p.pus += (p.pus.empty() ? "" : ",") + std::to_string(x);
+    }
+    return p;
+}
+
+probe_plan host_nesting_plan(const std::string& spec) {
+    const result r = run(run_tool + " --bind " + spec + " --oversubscribe --print-plan --json");
+    EXPECT_EQ(r.status, 0) << r.err;
+    return nesting_plan(r.out, spec);
+}
+
+// "entries N checked C off O" from ompt_nesting_probe.
+struct probe_counts {
+    long long entries = -1, checked = -1, off = -1;
+};
+
+probe_counts counts(const std::string& out) {
+    probe_counts c;
+    const auto at = out.rfind("entries ");
+    if (at != std::string::npos) {
+        std::istringstream in(out.substr(at));
+        std::string w1, w2, w3;
+        in >> w1 >> c.entries >> w2 >> c.checked >> w3 >> c.off;
+    }
+    return c;
+}
+
+// Implicit tasks per step of the race shape: every team at level k+1 is opened twice by every
+// thread of level k.
+long long race_entries(const std::vector<long long>& team) {
+    long long level = team.at(0), all = level;
+    for (std::size_t l = 1; l < team.size(); ++l) all += level = level * 2 * team[l];
+    return all;
+}
+
+// The number before `label` in the tool's summary, or -1.
+long long summary_count(const std::string& err, const std::string& label) {
+    const auto at = err.find(label);
+    if (at == std::string::npos) return -1;
+    const auto begin = err.find_last_of(" ,:", at - 2) + 1;
+    return std::stoll(err.substr(begin, at - begin));
+}
+
+std::string issue22_environment(const std::string& spec) {
+    return "OMP_TOOL_LIBRARIES=" + tool + " CCNUMA_BIND=" + spec +
+           " CCNUMA_OVERSUBSCRIBE=1 OMP_WAIT_POLICY=passive CCNUMA_OMPT_VERBOSE=1 ";
+}
+
+// libomp hands a team back to its pool before it reports parallel_end with a pointer into it; a
+// sibling's fork can take it and write its own position there first. The tool that read the
+// enclosing position back from there bound the next inner team to the sibling's PUs: 4 of
+// 160,000 inner entries in 1 run of 6 on a 2-PU host with passive wait. Every run below has
+// 2x2 (and 2x2x2) nested teams, two inner regions per thread and level, oversubscribed on this
+// host's PUs, and every implicit task checks its own mask.
+TEST(OmptTool, Issue22PositionsSurviveTeamReuseUnderPassiveWait) {
+    ASSERT_GE(allowed_pus(), 2u) << "this test needs two allowed PUs";
+    struct shape {
+        std::string spec;
+        int steps, runs;
+    };
+    for (const shape& s : {shape{"2,scatter,2,compact", 8000, 6}, shape{"2,scatter,2,compact,2,compact", 2000, 4}}) {
+        const probe_plan plan = host_nesting_plan(s.spec);
+        const long long expected = race_entries(plan.team) * s.steps;
+        for (int i = 0; i < s.runs; ++i) {
+            SCOPED_TRACE(s.spec + ", run " + std::to_string(i + 1));
+            const result r = run(issue22_environment(s.spec) + nesting_probe + " race " + std::to_string(s.steps) +
+                                 " " + plan.sizes + " " + plan.pus);
+            ASSERT_EQ(r.status, 0) << r.err;
+            const probe_counts c = counts(r.out);
+            EXPECT_EQ(c.entries, expected) << r.out;
+            EXPECT_EQ(c.checked, expected) << "every implicit task has a planned PU\n" << r.out;
+            EXPECT_EQ(c.off, 0) << r.out;
+            EXPECT_EQ(summary_count(r.err, "left alone"), 0) << r.err;
+            EXPECT_EQ(summary_count(r.err, "failed"), 0) << r.err;
+            EXPECT_EQ(summary_count(r.err, "bindings") + summary_count(r.err, "already in place"), expected) << r.err;
+            if (c.off != 0) break;  // one run that shows the race says it all
+        }
+    }
+}
+
+// Regions deeper than the plan, serialized regions, regions forked from explicit tasks and teams
+// resized by omp_set_num_threads: planned threads on their PUs, the rest left alone, no read
+// past a path (the ASan build runs this too: the tool copied a deeper position's path from a
+// shorter slot).
+TEST(OmptTool, Issue22NestingBeyondThePlanLeavesThreadsAlone) {
+    ASSERT_GE(allowed_pus(), 2u) << "this test needs two allowed PUs";
+    for (const std::string spec : {"2,scatter", "2,scatter,2,compact"}) {
+        SCOPED_TRACE(spec);
+        const probe_plan plan = host_nesting_plan(spec);
+        const result r = run(issue22_environment(spec) + "CCNUMA_OMPT_VERIFY=1 " + nesting_probe + " shapes 3 " +
+                             plan.sizes + " " + plan.pus);
+        ASSERT_EQ(r.status, 0) << r.err;
+        const probe_counts c = counts(r.out);
+        EXPECT_GT(c.checked, 0) << r.out;
+        EXPECT_GT(c.entries, c.checked) << "some threads have no place in the plan\n" << r.out;
+        EXPECT_EQ(c.off, 0) << r.out;
+        // The tool's own check agrees, and it left alone what it has no place for.
+        EXPECT_GT(summary_count(r.err, "masks checked"), 0) << r.err;
+        EXPECT_EQ(summary_count(r.err, "off the plan"), 0) << r.err;
+        EXPECT_GT(summary_count(r.err, "left alone"), 0) << r.err;
+        EXPECT_EQ(summary_count(r.err, "failed"), 0) << r.err;
+    }
+}
+
+// CCNUMA_OMPT_VERIFY reads masks back: a program that widens its threads' masks behind the tool
+// (whose cache then says "in place") is counted off the plan, once per region after the first.
+TEST(OmptTool, Issue22VerifyCountsMasksOffThePlan) {
+    ASSERT_GE(allowed_pus(), 2u) << "this test needs two allowed PUs";
+    const probe_plan plan = host_nesting_plan("2,compact");
+    const std::string args = " unbind 4 " + plan.sizes + " " + plan.pus;
+    const result verified = run(issue22_environment("2,compact") + "CCNUMA_OMPT_VERIFY=1 " + nesting_probe + args);
+    ASSERT_EQ(verified.status, 0) << verified.err;
+    EXPECT_EQ(counts(verified.out).off, 6) << verified.out;
+    EXPECT_EQ(summary_count(verified.err, "masks checked"), 8) << verified.err;
+    EXPECT_EQ(summary_count(verified.err, "off the plan"), 6) << verified.err;
+    EXPECT_NE(verified.err.find("has mask {"), std::string::npos) << verified.err;
+    // Without it, the summary says that nothing was checked, not that nothing was off.
+    const result unverified = run(issue22_environment("2,compact") + nesting_probe + args);
+    ASSERT_EQ(unverified.status, 0) << unverified.err;
+    EXPECT_EQ(counts(unverified.out).off, 6) << unverified.out;
+    EXPECT_NE(unverified.err.find("masks not verified (CCNUMA_OMPT_VERIFY=1 checks each task)"), std::string::npos)
+        << unverified.err;
+    EXPECT_EQ(unverified.err.find("off the plan"), std::string::npos) << unverified.err;
+}
+
+// ccnuma-run starts its own OpenMP runtime; the tool in OMP_TOOL_LIBRARIES is the command's:
+// one start-up line and one summary, both from the command, and none from ccnuma-run.
+TEST(OmptTool, Issue22CcnumaRunDoesNotLoadTheToolIntoItself) {
+    ASSERT_GE(allowed_pus(), 2u) << "this test needs two allowed PUs";
+    for (const std::string verify : {"", " --verify"}) {
+        SCOPED_TRACE("ccnuma-run" + verify);
+        const result r = run("OMP_TOOL_LIBRARIES=" + tool + " CCNUMA_OMPT_VERBOSE=1 " + run_tool + " -q --bind 2,compact" +
+                             verify + " -- " + probe + " 2");
+        ASSERT_EQ(r.status, 0) << r.err;
+        EXPECT_EQ(r.err.find("no binding plan"), std::string::npos) << r.err;
+        std::size_t lines = 0;
+        for (std::size_t at = r.err.find("ccnuma-ompt: "); at != std::string::npos; at = r.err.find("ccnuma-ompt: ", at + 1))
+            ++lines;
+        EXPECT_EQ(lines, 2u) << r.err;
+        EXPECT_NE(r.err.find("ccnuma-ompt: binding by plan \"2,compact\""), std::string::npos) << r.err;
+        EXPECT_NE(r.err.find("2 bindings, 2 already in place"), std::string::npos) << r.err;
+    }
 }
 
 // --- the emulated machine: 2 nodes x 2 cores, nested 2,scatter,2,subcompact ----------------

@@ -33,47 +33,76 @@ using path_array = std::array<unsigned, ccnuma::binding_spec::max_levels + 1>;
 struct tool_state {
     const ccnuma::binding_plan* plan = nullptr;
     bool verbose = false;
+    // CCNUMA_OMPT_VERIFY=1: every implicit task the plan places reads its mask back, so the
+    // summary says what was measured, not what the tool believes it did.
+    bool verify = false;
+    // Counters are kept only when they are printed: shared counters would cost every fork a
+    // contended cache line.
+    bool counting = false;
     // finalize() runs from libomp's destructor, after libccnuma's statics (the plan among them)
     // are gone: what it prints is kept here, in plain storage.
     char spec[128] = {};
-    // Counted only for CCNUMA_OMPT_VERBOSE: shared counters would cost every fork a contended
-    // cache line. A binding is a system call; in_place is the cached path.
-    std::atomic<unsigned long> bindings{0}, in_place{0}, outside{0}, failures{0};
+    // A binding is a system call; in_place is the cached path; left_alone are the implicit tasks
+    // of teams the plan has no place for (larger or deeper than planned).
+    std::atomic<unsigned long> bindings{0}, in_place{0}, left_alone{0}, failures{0};
+    std::atomic<unsigned long> checked{0}, off_plan{0};
 };
 
 tool_state state;
 
 // Where a task is in the plan, in 64 bits so it fits the runtime's ompt_data_t: the index of its
 // slot in plan->threads() and its nesting depth; 0 is the initial task (depth 0, empty path).
-// A team the plan has no place for, and everything nested in it, is `outside`.
+// Only depths up to plan->levels() are positions: a team the plan has no place for, and
+// everything nested in it, is `outside`, and so is every region nested deeper than the plan
+// (its masters are the threads of the enclosing team, already placed; its workers have no slot).
 using position = std::uint64_t;
 constexpr position outside = ~position{0};
 constexpr position encode(std::size_t slot, std::size_t depth) { return (position{slot} << 8) | depth; }
+constexpr std::size_t slot_of(position p) { return static_cast<std::size_t>(p >> 8); }
+constexpr std::size_t depth_of(position p) { return static_cast<std::size_t>(p & 0xff); }
+
+// The positions a thread returns to when the regions it forked end. libomp hands a finished team
+// back to its pool before it reports parallel_end with a pointer into that team, so a sibling's
+// fork may already have written its own position there: what parallel_end may read is gone.
+// Depth-bounded: a thread with k regions of its own open is at depth >= k, so beyond
+// max_levels + 1 every enclosing position is `outside` and only the count is kept.
+constexpr std::size_t stack_capacity = ccnuma::binding_spec::max_levels + 2;
 
 struct thread_state {
-    position current = 0;      // the position of the implicit task this thread runs
+    position current = 0;          // the position of the implicit task this thread runs
     unsigned bound_pu = UINT_MAX;  // where the tool last bound it
+    std::size_t forks = 0;         // regions this thread forked that have not ended
+    std::array<position, stack_capacity> enclosing{};
 };
 // Per thread, so a pooled thread that comes back to the same place costs a comparison, not a
 // system call, and a thread knows its own path when it forks (omp_get_ancestor_thread_num()
-// semantics, also from inside an explicit task).
+// semantics, also from inside an explicit task). Trivially constructible: no TLS destructor in a
+// library the runtime dlopen()s.
 thread_local thread_state self;
 
 void count(std::atomic<unsigned long>& counter) {
-    if (state.verbose) counter.fetch_add(1, std::memory_order_relaxed);
+    if (state.counting) counter.fetch_add(1, std::memory_order_relaxed);
 }
 
 void say(const std::string& line) { std::fprintf(stderr, "ccnuma-ompt: %s\n", line.c_str()); }
 
+std::string path_text(std::span<const unsigned> path) {
+    std::string s;
+    for (unsigned i : path) s += (s.empty() ? "" : ",") + std::to_string(i);
+    return s;
+}
+
 // The position of thread `index` of a team forked at `parent`.
 position child_of(position parent, unsigned index) {
     if (parent == outside) return outside;
-    const std::size_t depth = parent & 0xff;
-    if (depth + 1 > ccnuma::binding_spec::max_levels) return outside;
+    const std::size_t depth = depth_of(parent);
+    if (depth >= state.plan->levels()) return outside;  // deeper than the plan: left alone
     path_array path{};
     if (depth > 0) {
-        const auto& above = state.plan->threads()[parent >> 8].path;
-        std::copy(above.begin(), above.begin() + static_cast<std::ptrdiff_t>(depth), path.begin());
+        // A slot's path has plan->levels() entries; its first `depth` are the parent's path.
+        const auto& above = state.plan->threads()[slot_of(parent)].path;
+        if (above.size() < depth) return outside;
+        std::copy_n(above.begin(), depth, path.begin());
     }
     path[depth] = index;
     const ccnuma::thread_slot* slot = state.plan->find(std::span<const unsigned>(path.data(), depth + 1));
@@ -82,43 +111,78 @@ position child_of(position parent, unsigned index) {
 
 void on_parallel_begin(ompt_data_t*, const ompt_frame_t*, ompt_data_t* parallel_data, unsigned int, int,
                        const void*) {
-    parallel_data->value = self.current;  // the forking thread's position: its team's parent
+    thread_state& me = self;
+    // The team is live until its implicit tasks have begun: the workers read their parent there.
+    parallel_data->value = me.current;
+    if (me.forks < stack_capacity) me.enclosing[me.forks] = me.current;
+    ++me.forks;
 }
 
-void on_parallel_end(ompt_data_t* parallel_data, ompt_data_t*, int, const void*) {
-    self.current = parallel_data->value;  // back in the enclosing team
+void on_parallel_end(ompt_data_t*, ompt_data_t*, int, const void*) {
+    thread_state& me = self;
+    if (me.forks == 0) return;  // an end without its begin: nothing to return to
+    --me.forks;
+    me.current = me.forks < stack_capacity ? me.enclosing[me.forks] : outside;
+}
+
+// CCNUMA_OMPT_VERIFY: the mask as the kernel has it, compared with the single planned PU.
+void verify(thread_state& me, unsigned pu) {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    count(state.checked);
+    if (pthread_getaffinity_np(pthread_self(), sizeof set, &set) == 0 && CPU_COUNT(&set) == 1 &&
+        pu < CPU_SETSIZE && CPU_ISSET(pu, &set))
+        return;
+    if (state.off_plan.fetch_add(1, std::memory_order_relaxed) == 0) {
+        std::string mask;
+        for (int c = 0; c < CPU_SETSIZE; ++c)
+            if (CPU_ISSET(c, &set)) mask += (mask.empty() ? "" : ",") + std::to_string(c);
+        const auto& path = state.plan->threads()[slot_of(me.current)].path;
+        say("thread (" + path_text(std::span(path.data(), depth_of(me.current))) + ") has mask {" + mask +
+            "}, planned PU " + std::to_string(pu) + " (said for the first such task only)");
+    }
 }
 
 void on_implicit_task(ompt_scope_endpoint_t endpoint, ompt_data_t* parallel_data, ompt_data_t*, unsigned int,
                       unsigned int index, int flags) {
+    // Workers' ends come late (at their next fork barrier, without a team): only begins count.
     if (endpoint != ompt_scope_begin || (flags & ompt_task_initial) != 0) return;
-    self.current = child_of(parallel_data->value, index);
-    if (self.current == outside) {  // a team larger or deeper than the plan: left where it is
-        count(state.outside);
+    thread_state& me = self;
+    me.current = child_of(parallel_data->value, index);
+    if (me.current == outside) {  // a team larger or deeper than the plan: left where it is
+        count(state.left_alone);
         return;
     }
-    const unsigned pu = state.plan->threads()[self.current >> 8].pu;
-    if (pu == self.bound_pu) {
+    const unsigned pu = state.plan->threads()[slot_of(me.current)].pu;
+    if (pu == me.bound_pu) {
         count(state.in_place);
-        return;
+    } else {
+        cpu_set_t set;
+        CPU_ZERO(&set);
+        CPU_SET(pu, &set);
+        if (const int rc = pthread_setaffinity_np(pthread_self(), sizeof set, &set); rc != 0) {
+            // Said once: a failing binding would otherwise repeat at every fork.
+            if (state.failures.fetch_add(1, std::memory_order_relaxed) == 0)
+                say("binding a thread to PU " + std::to_string(pu) + " failed (error " + std::to_string(rc) +
+                    "); threads that cannot be bound are left where they are");
+            me.bound_pu = UINT_MAX;
+            return;
+        }
+        me.bound_pu = pu;
+        count(state.bindings);
     }
-    cpu_set_t set;
-    CPU_ZERO(&set);
-    CPU_SET(pu, &set);
-    if (const int rc = pthread_setaffinity_np(pthread_self(), sizeof set, &set); rc != 0) {
-        // Said once: a failing binding would otherwise repeat at every fork.
-        if (state.failures.fetch_add(1, std::memory_order_relaxed) == 0)
-            say("binding a thread to PU " + std::to_string(pu) + " failed (error " + std::to_string(rc) +
-                "); threads that cannot be bound are left where they are");
-        return;
-    }
-    self.bound_pu = pu;
-    count(state.bindings);
+    if (state.verify) verify(me, pu);
+}
+
+bool flag(const char* name) {
+    const char* value = std::getenv(name);
+    return value != nullptr && std::string_view(value) == "1";
 }
 
 int initialize(ompt_function_lookup_t lookup, int, ompt_data_t*) {
-    const char* verbose = std::getenv("CCNUMA_OMPT_VERBOSE");
-    state.verbose = verbose != nullptr && std::string_view(verbose) == "1";
+    state.verbose = flag("CCNUMA_OMPT_VERBOSE");
+    state.verify = flag("CCNUMA_OMPT_VERIFY");
+    state.counting = state.verbose || state.verify;
     try {
         const ccnuma::binding_plan& plan = ccnuma::current_plan();
         if (plan.empty()) {
@@ -151,14 +215,25 @@ int initialize(ompt_function_lookup_t lookup, int, ompt_data_t*) {
     std::snprintf(state.spec, sizeof state.spec, "%s", state.plan->spec().to_string().c_str());
     if (state.verbose)
         say("binding by plan \"" + state.plan->spec().to_string() + "\" (" + std::to_string(state.plan->size()) +
-            " threads)");
+            " threads)" + (state.verify ? ", every implicit task's mask checked" : ""));
     return 1;
 }
 
 void finalize(ompt_data_t*) {
-    if (!state.verbose) return;
-    std::fprintf(stderr, "ccnuma-ompt: plan \"%s\": %lu bindings, %lu already in place, %lu outside the plan, %lu failed\n",
-                 state.spec, state.bindings.load(), state.in_place.load(), state.outside.load(), state.failures.load());
+    if (!state.counting) return;
+    // What the tool did, then what it measured: without CCNUMA_OMPT_VERIFY it has not looked at
+    // any mask after binding, and says so rather than report a count of nothing as "none off".
+    char checked[160];
+    if (state.verify)
+        std::snprintf(checked, sizeof checked, "%lu masks checked, %lu off the plan", state.checked.load(),
+                      state.off_plan.load());
+    else
+        std::snprintf(checked, sizeof checked, "masks not verified (CCNUMA_OMPT_VERIFY=1 checks each task)");
+    std::fprintf(stderr,
+                 "ccnuma-ompt: plan \"%s\": %lu bindings, %lu already in place, %lu left alone (no place in the "
+                 "plan), %lu failed; %s\n",
+                 state.spec, state.bindings.load(), state.in_place.load(), state.left_alone.load(),
+                 state.failures.load(), checked);
 }
 
 }  // namespace

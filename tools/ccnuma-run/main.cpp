@@ -8,6 +8,10 @@
 #include <ccnuma/detail/parallel.hpp>
 
 #include <getopt.h>
+#if __has_include(<omp-tools.h>)
+#include <omp-tools.h>
+#define CCNUMA_RUN_HAS_OMPT 1
+#endif
 #include <nlohmann/json.hpp>
 #include <sched.h>
 #include <sys/wait.h>
@@ -503,6 +507,22 @@ int run(int argc, char** argv) {
 }
 
 }  // namespace
+
+// ccnuma-run starts its own OpenMP runtime: the team-size check asks it for its limits, and the
+// --verify child runs teams. A tool named in OMP_TOOL_LIBRARIES is meant for the command, so
+// ccnuma-run must not load it into itself (libccnuma-ompt.so would say "no binding plan" from
+// here, before the exec). libomp first asks the program for ompt_start_tool and takes a non-null
+// answer as the process's tool without reading OMP_TOOL_LIBRARIES (OpenMP 5.0, 4.2.2): so
+// ccnuma-run is its own tool, one that declines (its initializer returns 0: no callbacks, no OMPT
+// cost), and the variable reaches the command untouched. Exported by ENABLE_EXPORTS. libgomp
+// has no OMPT and never asks.
+#ifdef CCNUMA_RUN_HAS_OMPT
+extern "C" ompt_start_tool_result_t* ompt_start_tool(unsigned int, const char*) {
+    static ompt_start_tool_result_t declined{[](ompt_function_lookup_t, int, ompt_data_t*) { return 0; },
+                                             [](ompt_data_t*) {}, ompt_data_none};
+    return &declined;
+}
+#endif
 
 int main(int argc, char** argv) {
     try {
