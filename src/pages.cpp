@@ -606,12 +606,13 @@ std::vector<std::size_t> stayed_on(const migrate_report& r) {
     return on;
 }
 
-// "64 shared with another process (EACCES: ...) on node 0; 3 busy (...) on node 1".
+// "64 shared with another process (EACCES: ...)", or with more than one reason, where each
+// group is: "60 shared with another process (EACCES: ...) on node 0: 60; 3 busy (...) on node 1: 3".
 std::string stayed_text(const migrate_report& r) {
     std::string s;
     for (const auto& g : r.stayed)
         s += (s.empty() ? "" : "; ") + std::to_string(g.pages) + " " + std::string(ccnuma::to_string(g.reason)) + " (" +
-             why(g) + ") on " + node_counts(g.on_node);
+             why(g) + ")" + (r.stayed.size() > 1 ? " on " + node_counts(g.on_node) : std::string());
     return s;
 }
 

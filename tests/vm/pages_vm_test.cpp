@@ -1,6 +1,6 @@
 // Runs inside ccnuma-vm (tests/CMakeLists.txt): page states on the guest's Debian kernel, which
 // maps the shared zero page (and the huge zero page) on a read fault, the path the development
-// machines' kernel never takes. Three times, once per source of the zero-page and THP flags
+// machines' kernel never takes; and migrate() between the guest's two nodes (issue 22). Three times, once per source of the zero-page and THP flags
 // (CCNUMA_PAGE_FLAGS): PAGEMAP_SCAN; kpageflags as root, where PFNs are readable; smaps with
 // CAP_SYS_ADMIN dropped (CCNUMA_TEST_UNPRIVILEGED=1), where PFNs read as 0 and the library
 // relies on the exclusive bit and move_pages. Expectations come from tests/support/pagemap.hpp's
@@ -13,17 +13,24 @@
 #include "../support/page_expectations.hpp"
 #include "../support/pagemap.hpp"
 
+#include <ccnuma/error.hpp>
+
 #include <gtest/gtest.h>
 #include <linux/capability.h>
+#include <linux/mempolicy.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <map>
 #include <string>
+#include <vector>
 
 namespace {
 
@@ -149,5 +156,187 @@ TEST_F(PagesInGuest, TheFirstWriteAfterReadsPlacesThePage) {
     EXPECT_GE(r.locality, 0.99) << r.to_string();
     ccnuma::deallocate(a, n * sizeof(double), ccnuma::blocked{});
 }
+
+// --- Issue 22: migrate() that moved nothing returned normally ------------------------------
+
+// A child that holds a copy-on-write share of the parent's pages until release().
+struct forked_sharer {
+    forked_sharer() {
+        if (::pipe(fd) != 0) return;
+        pid = ::fork();
+        if (pid == 0) {
+            char c;
+            ::close(fd[1]);
+            while (::read(fd[0], &c, 1) < 0 && errno == EINTR) {
+            }
+            ::_exit(0);
+        }
+        ::close(fd[0]);
+    }
+    forked_sharer(const forked_sharer&) = delete;
+    forked_sharer& operator=(const forked_sharer&) = delete;
+    ~forked_sharer() { release(); }
+    void release() {
+        if (pid <= 0) return;
+        ::close(fd[1]);
+        int status = 0;
+        ::waitpid(pid, &status, 0);
+        pid = -1;
+    }
+    int fd[2]{-1, -1};
+    pid_t pid = -1;
+};
+
+// Every page's node, read with a bare move_pages query, not by the library.
+std::vector<int> nodes_of(const char* p, std::size_t pages) {
+    std::vector<int> nodes;
+    for (std::size_t i = 0; i < pages; ++i) nodes.push_back(test_support::read_raw_page(p + i * page).move_pages_status);
+    return nodes;
+}
+
+// "-13 x64" of a status array: what the kernel said, for the log.
+std::string histogram_text(const std::vector<int>& status) {
+    std::map<int, int> count;
+    for (int s : status) ++count[s];
+    std::string t;
+    for (const auto& [value, n] : count) t += (t.empty() ? "" : ", ") + std::to_string(value) + " x" + std::to_string(n);
+    return t;
+}
+
+// The issue's case: 64 written pages shared copy-on-write with a child after fork(). The kernel
+// moves none of them (MPOL_MF_MOVE moves only pages this process maps alone); migrate() threw
+// nothing and every page stayed on its node. A second range, half of it written again by the
+// parent (copy-on-write gives it frames of its own), moves by half. Once the child is gone the
+// same calls move every page, and each one is on the target.
+TEST_F(PagesInGuest, Issue22_SharedPagesStayAndMigrateSaysHowManyAndWhy) {
+    constexpr std::size_t n = 64;
+    mapping a(n * page), b(n * page);
+    ASSERT_NE(a.p, MAP_FAILED);
+    ASSERT_NE(b.p, MAP_FAILED);
+    ASSERT_EQ(::madvise(a.p, a.bytes, MADV_NOHUGEPAGE), 0);
+    ASSERT_EQ(::madvise(b.p, b.bytes, MADV_NOHUGEPAGE), 0);
+    std::memset(a.p, 5, a.bytes);
+    std::memset(b.p, 5, b.bytes);
+    const auto before = nodes_of(a.p, n);
+    const int from = before[0];
+    ASSERT_GE(from, 0);
+    for (std::size_t i = 0; i < n; ++i) ASSERT_EQ(before[i], from) << i;
+    ASSERT_EQ(nodes_of(b.p, n), before);
+    const unsigned target = from == 0 ? 1u : 0u;
+    const std::string where = "(node " + std::to_string(from) + ": 64)";
+    {
+        forked_sharer child;
+        ASSERT_GT(child.pid, 0);
+        ASSERT_FALSE(test_support::read_raw_page(a.p).exclusive);
+
+        // What this kernel says of each shared page when asked to move it, without the library.
+        std::vector<void*> addrs(n);
+        std::vector<int> to(n, static_cast<int>(target)), status(n, 12345);
+        for (std::size_t i = 0; i < n; ++i) addrs[i] = a.p + i * page;
+        const long rc = ::syscall(SYS_move_pages, 0, n, addrs.data(), to.data(), status.data(), MPOL_MF_MOVE);
+        std::printf("bare move_pages of %zu copy-on-write shared pages to node %u: returned %ld, status %s\n", n,
+                    target, rc, histogram_text(status).c_str());
+        EXPECT_EQ(nodes_of(a.p, n), before) << "the kernel moved shared pages";
+
+        const auto r = ccnuma::try_migrate(a.p, a.bytes, ccnuma::on_node(target));
+        std::printf("try_migrate: %s\n", r.to_string().c_str());
+        EXPECT_EQ(r.pages, n);
+        EXPECT_EQ(r.moved, 0u);
+        EXPECT_EQ(r.already_there, 0u);
+        EXPECT_EQ(r.not_present, 0u);
+        EXPECT_EQ(r.stayed_count(), n);
+        EXPECT_FALSE(r.complete());
+        ASSERT_EQ(r.stayed.size(), 1u) << r.to_string();
+        EXPECT_EQ(r.stayed[0].reason, ccnuma::stay_reason::shared) << r.to_string();
+        EXPECT_EQ(r.stayed[0].error, EACCES) << r.to_string();
+        ASSERT_GT(r.stayed[0].on_node.size(), static_cast<std::size_t>(from));
+        EXPECT_EQ(r.stayed[0].on_node[static_cast<std::size_t>(from)], n);
+        EXPECT_NE(r.to_string().find("64 stayed " + where + ": 64 shared with another process (EACCES"),
+                  std::string::npos)
+            << r.to_string();
+        // The library's reason is the kernel's own per-page answer.
+        for (int st : status) EXPECT_EQ(st, -r.stayed[0].error);
+
+        try {
+            (void)ccnuma::migrate(a.p, a.bytes, ccnuma::on_node(target));
+            ADD_FAILURE() << "migrate returned normally while every page stayed on node " << from;
+        } catch (const ccnuma::error& e) {
+            const std::string msg = e.what();
+            std::printf("migrate: %s\n", msg.c_str());
+            EXPECT_EQ(e.code(), ccnuma::errc::infeasible);
+            EXPECT_EQ(msg.rfind("ccnuma: migrate of 256 KiB at 0x", 0), 0u) << msg;
+            EXPECT_NE(msg.find("to on_node(" + std::to_string(target)), std::string::npos) << msg;
+            EXPECT_NE(msg.find(": 64 of 64 pages stayed " + where + ": 64 shared with another process (EACCES"),
+                      std::string::npos)
+                << msg;
+        }
+        EXPECT_EQ(nodes_of(a.p, n), before);
+        // The policy is set all the same: the parent's copy of a page it writes now is on the target.
+        a.p[0] = 6;
+        EXPECT_EQ(test_support::read_raw_page(a.p).move_pages_status, static_cast<int>(target));
+
+        // Pages 0-31 of b written again by the parent: frames of its own, on its node (b has no
+        // policy yet), which move; pages 32-63 stay shared and stay put.
+        std::memset(b.p, 6, b.bytes / 2);
+        for (std::size_t i = 0; i < n / 2; ++i) ASSERT_TRUE(test_support::read_raw_page(b.p + i * page).exclusive) << i;
+        const auto half = ccnuma::try_migrate(b.p, b.bytes, ccnuma::on_node(target));
+        std::printf("after writing pages 0-31: %s\n", half.to_string().c_str());
+        const auto mixed = nodes_of(b.p, n);
+        EXPECT_EQ(half.moved, n / 2) << half.to_string();
+        EXPECT_EQ(half.stayed_count(), n / 2) << half.to_string();
+        ASSERT_EQ(half.stayed.size(), 1u) << half.to_string();
+        EXPECT_EQ(half.stayed[0].reason, ccnuma::stay_reason::shared);
+        for (std::size_t i = 0; i < n; ++i)
+            EXPECT_EQ(mixed[i], i < n / 2 ? static_cast<int>(target) : from) << "page " << i;
+        child.release();
+    }
+    // Alone again: every page moves, and each one is on the target.
+    ASSERT_TRUE(test_support::read_raw_page(a.p + (n - 1) * page).exclusive);
+    const auto ra = ccnuma::migrate(a.p, a.bytes, ccnuma::on_node(target));
+    const auto rb = ccnuma::migrate(b.p, b.bytes, ccnuma::on_node(target));
+    std::printf("after the child exited: %s; %s\n", ra.to_string().c_str(), rb.to_string().c_str());
+    EXPECT_EQ(ra.moved, n - 1);
+    EXPECT_EQ(ra.already_there, 1u);
+    EXPECT_EQ(rb.moved, n / 2);
+    EXPECT_EQ(rb.already_there, n / 2);
+    for (const char* p : {a.p, b.p}) {
+        const auto after = nodes_of(p, n);
+        for (std::size_t i = 0; i < n; ++i) EXPECT_EQ(after[i], static_cast<int>(target)) << "page " << i;
+    }
+    EXPECT_EQ(a.p[0], 6);
+    for (std::size_t i = 1; i < n; ++i) ASSERT_EQ(a.p[i * page], 5) << "page " << i;
+    for (std::size_t i = 0; i < n; ++i) ASSERT_EQ(b.p[i * page], i < n / 2 ? 6 : 5) << "page " << i;
+}
+
+// Page by page: pages on both nodes, some never written, migrated to interleave. Each page
+// with a frame lands where round-robin puts it, and the report counts from the pages.
+TEST_F(PagesInGuest, Issue22_MigratedPagesAreOnTheirTargetPageByPage) {
+    constexpr std::size_t n = 32;
+    mapping m(n * page);
+    ASSERT_NE(m.p, MAP_FAILED);
+    ASSERT_EQ(::madvise(m.p, m.bytes, MADV_NOHUGEPAGE), 0);
+    std::memset(m.p, 3, 24 * page);  // 24-31 never written
+    ASSERT_TRUE(ccnuma::migrate(m.p, 12 * page, ccnuma::on_node(1)).complete());
+    ASSERT_TRUE(ccnuma::migrate(m.p + 12 * page, 12 * page, ccnuma::on_node(0)).complete());
+    const auto before = nodes_of(m.p, n);
+    std::size_t there = 0;
+    for (std::size_t i = 0; i < 24; ++i) {
+        ASSERT_EQ(before[i], i < 12 ? 1 : 0) << i;
+        // interleave over nodes {0,1}: by page number modulo 2.
+        there += before[i] == static_cast<int>((reinterpret_cast<std::uintptr_t>(m.p) / page + i) % 2);
+    }
+    const auto r = ccnuma::migrate(m.p, m.bytes, ccnuma::interleave{});
+    std::printf("interleave: %s\n", r.to_string().c_str());
+    EXPECT_EQ(r.pages, n);
+    EXPECT_EQ(r.already_there, there);
+    EXPECT_EQ(r.moved, 24 - there);
+    EXPECT_EQ(r.not_present, 8u);
+    EXPECT_TRUE(r.complete());
+    const auto after = nodes_of(m.p, n);
+    for (std::size_t i = 0; i < 24; ++i)
+        EXPECT_EQ(after[i], static_cast<int>((reinterpret_cast<std::uintptr_t>(m.p) / page + i) % 2)) << "page " << i;
+    for (std::size_t i = 24; i < n; ++i) EXPECT_LT(after[i], 0) << "page " << i << " was never written";
+}
+
 
 }  // namespace
