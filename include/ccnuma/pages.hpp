@@ -132,7 +132,7 @@ std::string_view to_string(stay_reason r) noexcept;
 ///     auto r = ccnuma::try_migrate(p, bytes, ccnuma::on_node(1));
 ///     if (!r.complete()) std::puts(r.to_string().c_str());
 ///     // "64 pages: 0 moved, 0 already there, 64 stayed (node 0: 64): 64 shared with another
-///     //  process (EACCES: copy-on-write after fork, KSM or shared memory; ...) on node 0"
+///     //  process (EACCES: copy-on-write after fork, KSM or shared memory; ...)"
 struct migrate_report {
     /// The pages that stayed for one reason (and errno).
     struct stayed_pages {
@@ -154,7 +154,8 @@ struct migrate_report {
     std::size_t stayed_count() const noexcept;
     /// Every page that has a frame and a target is on its target.
     bool complete() const noexcept { return stayed_count() == 0; }
-    /// One line: the counts, then where the stayed pages are and why, as in the example above.
+    /// One line: the counts, then where the stayed pages are and why, as in the example above;
+    /// with more than one reason, each reason's pages with their nodes.
     std::string to_string() const;
 };
 
