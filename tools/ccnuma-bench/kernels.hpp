@@ -28,8 +28,9 @@ void sync(const options& o, report& out);
 void dmvm(const options& o, report& out);
 void jacobi(const options& o, report& out);
 void nested_stream(const options& o, report& out);
-/// triad --only raw|expr: one variant, --sweeps times, checked, untimed (for callgrind).
-int triad_only(const options& o);
+/// triad --only raw|expr: one variant, --sweeps times, checked (for callgrind). With --json or
+/// --csv, the sweeps timed as a whole are one repetition in `out`.
+int triad_only(const options& o, report& out);
 
 /// The thread counts to run: --threads, the --bind plan's team, else omp_get_max_threads().
 std::vector<unsigned> team_sizes(const options& o);

@@ -87,8 +87,12 @@ int main(int argc, char** argv) try {
     // once per size; in a sweep over sizes that is expected, not news.
     ccnuma::set_diagnostic_handler({});
     if (!o.bind.empty()) ccnuma::set_nesting_info(o.bind);
-    if (!o.only.empty()) return bench::triad_only(o);
     bench::report out(o);
+    if (!o.only.empty()) {
+        bench::triad_only(o, out);
+        out.finish();
+        return 0;
+    }
     using kernel_fn = void (*)(const bench::options&, bench::report&);
     static const std::map<std::string, kernel_fn> kernels{
         {"triad", bench::triad},         {"stream", bench::stream},         {"sum", bench::sum},

@@ -1,7 +1,10 @@
 #include "options.hpp"
 
+#include <ccnuma/detail/parallel.hpp>
 #include <ccnuma/topology.hpp>
 #include <ccnuma/version.hpp>
+
+#include "../common/output_file.hpp"
 
 #include <getopt.h>
 
@@ -46,6 +49,13 @@ std::vector<std::string> split(const std::string& text, char sep) {
         start = pos + 1;
     }
     return out;
+}
+
+/// The library's own team-size rule (ccnuma::detail::team_size: 64 threads per available CPU,
+/// at most OMP_THREAD_LIMIT), which ccnuma-run applies too: a larger team made the OpenMP
+/// runtime abort the process, or a sync sweep run for minutes.
+unsigned checked_team(unsigned threads, const std::string& option) {
+    return static_cast<unsigned>(ccnuma::detail::team_size(ccnuma::schedule{0, threads}, option));
 }
 
 constexpr double max_n = 1e10;  // 80 GB per double array: beyond any machine this runs on
@@ -149,14 +159,20 @@ options:
       --min-time S     shortest timed call in seconds; sweeps are batched up to it (default 0.01)
       --json FILE      results as Google Benchmark JSON (context, benchmarks, aggregates)
       --csv FILE       results as CSV, one row per kernel, variant, N and thread count
+                       (both written at the end through a temporary file renamed over FILE: a
+                       failed or interrupted run leaves the old FILE as it was)
       --peers          triad, stream, sum: likwid-bench's kernels of the same kind for every vector
                        ISA of this CPU (_avx, _avx512, _fma, _mem), interleaved with the variants
       --variant V      dmvm: outer or inner (default both)
       --teams LIST     nested-stream, sync: team shapes OUTERxINNER (default 1x1,2x1,1x2,2x2 within
                        the PUs; sync --threads T: every YxZ with Y*Z = T; sync --bind: its own shape)
-      --only raw|expr  triad: run one variant --sweeps times, untimed (for bench/callgrind_triad.sh)
+      --only raw|expr  triad: run one variant --sweeps times, timed as a whole (for
+                       bench/callgrind_triad.sh); --json/--csv get that one repetition
       --sweeps K       with --only
       --duration S     jacobi: seconds of sweeps per variant, sampled about every second (default 20)
+      --peer-timeout S with --peers: seconds one likwid-bench call may take before its process
+                       group is killed and the run fails (default: 30 s plus 10 x the call's bytes
+                       at 1 GB/s)
   -q, --quiet          no context header and no progress on stderr
   -h, --help           this text
 
@@ -167,7 +183,7 @@ max over --reps repetitions, with the variants interleaved in one run.
 }
 
 std::optional<options> parse(int argc, char** argv) {
-    enum { o_pages = 1000, o_min_time, o_json, o_csv, o_peers, o_variant, o_teams, o_only, o_sweeps, o_duration, o_stores };
+    enum { o_pages = 1000, o_min_time, o_json, o_csv, o_peers, o_variant, o_teams, o_only, o_sweeps, o_duration, o_stores, o_peer_timeout };
     static const option longs[] = {
         {"n", required_argument, nullptr, 'n'},         {"threads", required_argument, nullptr, 't'},
         {"bind", required_argument, nullptr, 'b'},      {"policy", required_argument, nullptr, 'p'},
@@ -176,7 +192,7 @@ std::optional<options> parse(int argc, char** argv) {
         {"csv", required_argument, nullptr, o_csv},     {"peers", no_argument, nullptr, o_peers},
         {"variant", required_argument, nullptr, o_variant}, {"teams", required_argument, nullptr, o_teams},
         {"only", required_argument, nullptr, o_only},   {"sweeps", required_argument, nullptr, o_sweeps},
-        {"duration", required_argument, nullptr, o_duration},
+        {"duration", required_argument, nullptr, o_duration}, {"peer-timeout", required_argument, nullptr, o_peer_timeout},
         {"quiet", no_argument, nullptr, 'q'},           {"help", no_argument, nullptr, 'h'},
         {"version", no_argument, nullptr, 'V'},         {nullptr, 0, nullptr, 0}};
     options o;
@@ -201,8 +217,7 @@ std::optional<options> parse(int argc, char** argv) {
             case 't': {
                 for (unsigned t : ccnuma::parse_list(arg, "--threads"))
                     if (t == 0) bad("--threads: 0 threads in \"" + arg + "\"");
-                    else if (t > 4096) bad("--threads: " + std::to_string(t) + " threads in \"" + arg + "\" is more than 4096");
-                    else o.threads.push_back(t);
+                    else o.threads.push_back(checked_team(t, "--threads " + arg));
                 break;
             }
             case 'b': o.bind = arg; break;
@@ -231,8 +246,10 @@ std::optional<options> parse(int argc, char** argv) {
                 for (const auto& t : split(arg, ',')) {
                     const auto x = t.find('x');
                     if (x == std::string::npos) bad("--teams: \"" + t + "\" is not OUTERxINNER (e.g. 2x2)");
-                    count("--teams", t.substr(0, x), 1, 256);
-                    count("--teams", t.substr(x + 1), 1, 256);
+                    const std::size_t outer = count("--teams", t.substr(0, x), 1, 65536),
+                                      inner = count("--teams", t.substr(x + 1), 1, 65536);
+                    // Every inner team runs at once: outer x inner threads in all.
+                    checked_team(static_cast<unsigned>(outer * inner), "--teams " + t);
                     o.teams.push_back(t);
                 }
                 break;
@@ -245,6 +262,12 @@ std::optional<options> parse(int argc, char** argv) {
                 const double v = number("--duration", arg);
                 if (!(v > 0) || v > 86400) bad("--duration: \"" + arg + "\" is not seconds above 0 and up to 86400");
                 o.duration = v;
+                break;
+            }
+            case o_peer_timeout: {
+                const double v = number("--peer-timeout", arg);
+                if (!(v > 0) || v > 86400) bad("--peer-timeout: \"" + arg + "\" is not seconds above 0 and up to 86400");
+                o.peer_timeout = v;
                 break;
             }
             case 'q': o.quiet = true; break;
@@ -260,7 +283,11 @@ std::optional<options> parse(int argc, char** argv) {
     if (std::find(k.begin(), k.end(), o.kernel) == k.end()) bad("unknown kernel \"" + o.kernel + "\" (see ccnuma-bench --help)");
     if (o.peers && o.kernel != "triad" && o.kernel != "stream" && o.kernel != "sum")
         bad("--peers is for the triad, stream and sum kernels (likwid-bench has no other of them)");
+    if (o.peer_timeout && !o.peers) bad("--peer-timeout is for runs with --peers");
     if (!o.only.empty() && o.kernel != "triad") bad("--only is for the triad kernel");
+    if (!o.only.empty() && o.peers) bad("--only runs one variant of ccnuma's: drop --peers");
+    if (!o.json.empty() && !o.csv.empty() && tools::same_file(o.json, o.csv))
+        bad("--json \"" + o.json + "\" and --csv \"" + o.csv + "\" are the same file: the second would replace the first");
     if (!o.variant.empty() && o.kernel != "dmvm") bad("--variant is for the dmvm kernel");
     if (o.duration && o.kernel != "jacobi") bad("--duration is for the jacobi kernel");
     if (!o.teams.empty() && o.kernel != "nested-stream" && o.kernel != "sync") bad("--teams is for the nested-stream and sync kernels");

@@ -29,6 +29,7 @@ struct options {
     std::string only;                   ///< triad: raw | expr, one variant, no harness (callgrind)
     std::size_t sweeps = 1;             ///< with --only
     std::optional<double> duration;     ///< jacobi: seconds of sweeps per variant (default 20)
+    std::optional<double> peer_timeout; ///< --peer-timeout: seconds per likwid-bench call
 
     /// The policy the ccnuma containers use: --policy (first_touch if not given) with --pages.
     ccnuma::policy container_policy() const;

@@ -2,11 +2,17 @@
 
 #include "kernels.hpp"
 
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
 #include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
+#include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -51,15 +57,21 @@ std::set<std::string> cpu_flags() {
 /// parent's pages are not made copy-on-write. With fork, the variants timed after a peer paid
 /// for that: in one run here the ccnuma::vector triad at N = 10^6 on one thread fell to a median
 /// of 0.56 GB/s against 17 without peers; with posix_spawn it runs at 17 beside them.
-std::string run_capture(const std::vector<std::string>& args, int& status) {
+///
+/// The peer gets a process group of its own. When `timeout` seconds pass, or when it exits but
+/// something it left behind still holds the pipe, the whole group is killed: the read never
+/// waits for an EOF that may not come. Throws std::runtime_error naming `what` on a timeout.
+std::string run_capture(const std::vector<std::string>& args, int& status, double timeout, const std::string& what) {
     int fds[2];
-    if (pipe(fds) != 0) throw std::runtime_error("pipe failed");
+    if (pipe2(fds, O_CLOEXEC) != 0) throw std::runtime_error("pipe failed");
     posix_spawn_file_actions_t actions;
     posix_spawn_file_actions_init(&actions);
     posix_spawn_file_actions_adddup2(&actions, fds[1], 1);
     posix_spawn_file_actions_adddup2(&actions, fds[1], 2);
-    posix_spawn_file_actions_addclose(&actions, fds[0]);
-    posix_spawn_file_actions_addclose(&actions, fds[1]);
+    posix_spawnattr_t attr;
+    posix_spawnattr_init(&attr);
+    posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP);
+    posix_spawnattr_setpgroup(&attr, 0);
     std::vector<char*> argv;
     for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
     argv.push_back(nullptr);
@@ -67,33 +79,118 @@ std::string run_capture(const std::vector<std::string>& args, int& status) {
     int rc = 0;
     {
         const affinity::released_scope released;  // the peer pins its threads as from a shell
-        rc = posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), environ);
+        rc = posix_spawn(&pid, argv[0], &actions, &attr, argv.data(), environ);
     }
     posix_spawn_file_actions_destroy(&actions);
+    posix_spawnattr_destroy(&attr);
     close(fds[1]);
     if (rc != 0) {
         close(fds[0]);
         throw std::runtime_error("cannot run " + args[0] + ": " + std::strerror(rc));
     }
+    using clock = std::chrono::steady_clock;
+    const auto deadline = clock::now() + std::chrono::duration<double>(timeout);
+    constexpr std::size_t max_output = std::size_t{1} << 24;
     std::string out;
     std::array<char, 4096> buf{};
-    ssize_t k;
-    while ((k = read(fds[0], buf.data(), buf.size())) > 0) out.append(buf.data(), static_cast<std::size_t>(k));
+    bool open = true, exited = false, timed_out = false;
+    // Whether the peer itself has exited, leaving it a zombie (WNOWAIT): its pid, which is its
+    // group's id, cannot be reused before the group is killed and the zombie reaped below.
+    auto peer_exited = [pid] {
+        siginfo_t info{};
+        return waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOHANG | WNOWAIT) == 0 && info.si_pid == pid;
+    };
+    while (open || !exited) {
+        const auto left = std::chrono::duration<double>(deadline - clock::now()).count();
+        if (left <= 0) {
+            timed_out = true;
+            break;
+        }
+        if (!exited) exited = peer_exited();
+        if (exited && open) {
+            // Take what is already in the pipe; a child left behind may keep its end open forever.
+            pollfd p{fds[0], POLLIN, 0};
+            while (out.size() < max_output && clock::now() < deadline && poll(&p, 1, 0) > 0 &&
+                   (p.revents & (POLLIN | POLLHUP))) {
+                const ssize_t k = read(fds[0], buf.data(), buf.size());
+                if (k <= 0) break;
+                out.append(buf.data(), static_cast<std::size_t>(k));
+            }
+            break;
+        }
+        if (!open) {  // EOF: wait for the exit, a little at a time
+            usleep(2000);
+            continue;
+        }
+        pollfd p{fds[0], POLLIN, 0};
+        const int ms = static_cast<int>(std::min(left * 1000.0, 50.0)) + 1;
+        const int ready = poll(&p, 1, ms);
+        if (ready < 0 && errno != EINTR) break;
+        if (ready > 0) {
+            const ssize_t k = read(fds[0], buf.data(), buf.size());
+            if (k > 0) out.append(buf.data(), static_cast<std::size_t>(k));
+            else if (k == 0 || errno != EINTR) open = false;
+            if (out.size() >= max_output) break;  // a peer that talks forever: stop listening
+        }
+    }
     close(fds[0]);
-    waitpid(pid, &status, 0);
+    kill(-pid, SIGKILL);  // the group: the peer if it still runs, and whatever it left behind
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
+    if (timed_out) {
+        char secs[32];
+        std::snprintf(secs, sizeof secs, "%g", timeout);
+        throw std::runtime_error(what + ": no result within " + secs +
+                                 " s (--peer-timeout): killed its process group");
+    }
     return out;
 }
 
-double field(const std::string& out, const std::string& key) {
-    const auto p = out.find("\n" + key);
-    if (p == std::string::npos) return -1;
-    const auto colon = out.find(':', p);
-    return std::strtod(out.c_str() + colon + 1, nullptr);
+/// The value after "key:" at the start of a line of likwid-bench's output, which must be a
+/// finite number above 0; throws naming the peer and the field otherwise.
+double field(const std::string& output, const std::string& key, const std::string& peer) {
+    const std::string out = "\n" + output;  // the first line too starts after a newline
+    const auto p = out.find("\n" + key + ":");
+    if (p == std::string::npos) throw std::runtime_error(peer + ": its output has no \"" + key + "\" field");
+    const char* text = out.c_str() + p + key.size() + 2;
+    char* end = nullptr;
+    const double v = std::strtod(text, &end);
+    std::string shown(text, static_cast<std::size_t>(end - text));
+    if (end == text) {
+        const auto eol = out.find('\n', p + 1);
+        shown = out.substr(p + key.size() + 2, eol == std::string::npos ? std::string::npos : eol - (p + key.size() + 2));
+    }
+    while (!shown.empty() && (shown.front() == ' ' || shown.front() == '\t')) shown.erase(0, 1);
+    if (shown.size() > 40) shown = shown.substr(0, 40) + "...";
+    for (auto& c : shown)
+        if (static_cast<unsigned char>(c) < 0x20) c = ' ';
+    if (end == text || !std::isfinite(v) || v <= 0)
+        throw std::runtime_error(peer + ": \"" + key + "\" is \"" + shown + "\", not a finite number above 0");
+    return v;
 }
+
+/// The highest bandwidth the machine can plausibly give `threads` threads, in GB/s: the L1
+/// ceiling of 3 accesses of 64 bytes per cycle per thread (two AVX-512 loads and a store, the
+/// most an x86 core of this decade does) at the CPU's highest clock, at least 5 GHz. No
+/// kernel on any data size exceeds it; a peer reporting more than 10 times it measured nothing.
+double plausible_gbs(unsigned threads) {
+    double ghz = 5.0;
+    std::ifstream max_freq("/sys/devices/system/cpu/cpu0/cpufreq/cpuinfo_max_freq");
+    double khz = 0;
+    if (max_freq >> khz) ghz = std::max(ghz, khz / 1e6);
+    std::ifstream cpuinfo("/proc/cpuinfo");
+    for (std::string line; std::getline(cpuinfo, line);)
+        if (line.rfind("cpu MHz", 0) == 0 && line.find(':') != std::string::npos)
+            ghz = std::max(ghz, std::strtod(line.c_str() + line.find(':') + 1, nullptr) / 1e3);
+    return 192.0 * ghz * std::max(1u, threads);
+}
+
+/// 30 s, plus 10 times what the call's bytes take at 1 GB/s (slower than any memory system).
+double default_timeout(double bytes) { return 30.0 + 10.0 * bytes / 1e9; }
 
 }  // namespace
 
-std::vector<std::string> likwid_kernels(const std::string& family) {
+std::vector<std::string> likwid_kernels(const std::string& family, double timeout) {
     if (find_on_path("likwid-bench").empty())
         throw std::runtime_error(
             "--peers needs likwid-bench, which is not on PATH: install Debian's likwid package (apt-get install likwid, "
@@ -108,7 +205,8 @@ std::vector<std::string> likwid_kernels(const std::string& family) {
     // What this likwid-bench has: not every combination exists (5.2 has stream_mem_avx_fma but
     // no stream_mem_avx512_fma).
     int status = 0;
-    const std::string listing = run_capture({find_on_path("likwid-bench"), "-a"}, status);
+    const std::string listing =
+        run_capture({find_on_path("likwid-bench"), "-a"}, status, timeout > 0 ? timeout : default_timeout(0), "likwid-bench -a");
     std::set<std::string> known;
     std::stringstream lines(listing);
     for (std::string line; std::getline(lines, line);) known.insert(line.substr(0, line.find(' ')));
@@ -125,23 +223,41 @@ std::vector<std::string> likwid_kernels(const std::string& family) {
 
 bool streams(const std::string& kernel) { return kernel.find("_mem") != std::string::npos; }
 
-variant likwid(const std::string& kernel, std::size_t n, unsigned threads, unsigned arrays, std::size_t* actual_n) {
+variant likwid(const std::string& kernel, std::size_t n, unsigned threads, unsigned arrays, std::size_t* actual_n,
+               double timeout) {
     const std::string exe = find_on_path("likwid-bench");
     // -W domain:size:threads. The size is all the kernel's vectors together; "N" is the whole node
     // and likwid-bench pins thread t to hardware thread t of it.
     const std::string workgroup = "N:" + std::to_string(8 * arrays * n) + "B:" + std::to_string(threads);
-    return {"likwid-bench " + kernel, [exe, kernel, workgroup, actual_n, arrays](std::size_t batch) {
+    const double ceiling = 10 * plausible_gbs(threads);
+    return {"likwid-bench " + kernel, [exe, kernel, workgroup, actual_n, arrays, n, timeout, ceiling](std::size_t batch) {
+                const std::string peer = "likwid-bench -t " + kernel + " -W " + workgroup;
+                const double bytes = 8.0 * arrays * static_cast<double>(n) * static_cast<double>(batch);
                 int status = 0;
-                const auto out = run_capture({exe, "-t", kernel, "-W", workgroup, "-i", std::to_string(batch)}, status);
-                const double time = field(out, "Time"), per_thread = field(out, "Iterations per thread"),
-                             size = field(out, "Size (Byte)");
-                if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || time <= 0 || per_thread <= 0) {
+                const auto out = run_capture({exe, "-t", kernel, "-W", workgroup, "-i", std::to_string(batch)}, status,
+                                             timeout > 0 ? timeout : default_timeout(bytes), peer);
+                if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
                     auto last = out.substr(out.size() > 300 ? out.size() - 300 : 0);
                     for (auto& c : last)
-                        if (c == '\n') c = ' ';
-                    throw std::runtime_error("likwid-bench -t " + kernel + " -W " + workgroup + " failed: " + last);
+                        if (c == '\n' || c == '\r') c = ' ';
+                    throw std::runtime_error(peer + " failed (" +
+                                             (WIFEXITED(status) ? "exit " + std::to_string(WEXITSTATUS(status))
+                                                                : "signal " + std::to_string(WTERMSIG(status))) +
+                                             "): " + last);
                 }
-                if (actual_n) *actual_n = static_cast<std::size_t>(size / (8.0 * arrays));
+                const double time = field(out, "Time", peer), per_thread = field(out, "Iterations per thread", peer),
+                             size = field(out, "Size (Byte)", peer);
+                if (size > 1e15) throw std::runtime_error(peer + ": \"Size (Byte)\" is " + std::to_string(size) + ", more than 1 PB");
+                const double gbs = size * per_thread / time / 1e9;
+                if (!(gbs <= ceiling)) {
+                    char line[256];
+                    std::snprintf(line, sizeof line,
+                                  ": \"Time\" %g s for %g iterations of %g bytes is %.3g GB/s, more than 10x this machine's "
+                                  "plausible %.3g GB/s",
+                                  time, per_thread, size, gbs, ceiling / 10);
+                    throw std::runtime_error(peer + line);
+                }
+                if (actual_n) *actual_n = std::max<std::size_t>(1, static_cast<std::size_t>(size / (8.0 * arrays)));
                 return time / per_thread * static_cast<double>(batch);
             }};
 }

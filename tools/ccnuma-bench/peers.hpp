@@ -15,8 +15,8 @@ namespace bench::peers {
 /// (_mem_) stores: family "triad" (a = b * c + d), "stream" (STREAM's triad a = b * s + c),
 /// "copy" or "sum". The scalar and SSE kernels are left out where the CPU has AVX: they are
 /// never the best. Throws std::runtime_error with how to install likwid when likwid-bench is
-/// not on PATH.
-std::vector<std::string> likwid_kernels(const std::string& family);
+/// not on PATH. `timeout`: seconds `likwid-bench -a` may take (0: 30).
+std::vector<std::string> likwid_kernels(const std::string& family, double timeout = 0);
 
 /// Whether a likwid kernel stores around the caches (its name has _mem_).
 bool streams(const std::string& kernel);
@@ -25,6 +25,15 @@ bool streams(const std::string& kernel);
 /// `threads` threads, batch iterations, and returns the time likwid-bench measured itself.
 /// `arrays` is the kernel's number of arrays (likwid-bench's -W size is all of them together);
 /// `actual_n` receives the vector length likwid-bench rounded n to.
-variant likwid(const std::string& kernel, std::size_t n, unsigned threads, unsigned arrays, std::size_t* actual_n);
+///
+/// Each call runs in a process group of its own, killed with everything in it when `timeout`
+/// seconds pass (0: 30 s plus 10 times what the call's bytes take at 1 GB/s) or when the peer
+/// exits leaving a child that holds its output. Its output is validated: "Time", "Iterations
+/// per thread" and "Size (Byte)" must be finite numbers above 0, and the bandwidth they give at
+/// most 10 times the machine's plausible bandwidth (the L1 ceiling
+/// of `threads` threads, see peers.cpp). Each failure throws std::runtime_error, one line
+/// naming the peer and the field.
+variant likwid(const std::string& kernel, std::size_t n, unsigned threads, unsigned arrays, std::size_t* actual_n,
+               double timeout = 0);
 
 }  // namespace bench::peers

@@ -2,6 +2,8 @@
 
 #include "baselines.hpp"
 
+#include "../common/output_file.hpp"
+
 #include <ccnuma/binding.hpp>
 #include <ccnuma/emulated_machine.hpp>
 #include <ccnuma/pages.hpp>
@@ -290,10 +292,10 @@ std::vector<std::pair<std::string, std::string>> context(const options& o) {
 
 report::report(const options& o) : o_(o) {
     start_load();
-    // Fail before the run, not after minutes of it.
-    for (const auto* path : {&o_.json, &o_.csv})
-        if (!path->empty() && !std::ofstream(*path))
-            throw std::runtime_error("cannot write \"" + *path + "\"");
+    // Fail before the run, not after minutes of it; the files themselves are written only at
+    // the end (finish), so a failed or interrupted run leaves the old ones as they were.
+    if (!o_.json.empty()) tools::check_output(o_.json, "JSON");
+    if (!o_.csv.empty()) tools::check_output(o_.csv, "CSV");
     if (o_.quiet || !o_.only.empty()) return;
     for (const auto& [k, v] : context(o_))
         if (k != "warnings") std::printf("# %s: %s\n", k.c_str(), v.c_str());
@@ -374,6 +376,7 @@ void report::add(result r) {
 }
 
 void report::finish() const {
+    std::string json_text, csv_text;
     if (!o_.json.empty()) {
         using json = nlohmann::ordered_json;
         json doc;
@@ -530,12 +533,10 @@ void report::finish() const {
                 all.push_back(std::move(j));
             }
         }
-        std::ofstream f(o_.json);
-        f << doc.dump(2) << "\n";
-        if (!f) throw std::runtime_error("cannot write the JSON file \"" + o_.json + "\"");
+        json_text = doc.dump(2) + "\n";
     }
     if (!o_.csv.empty()) {
-        std::ofstream f(o_.csv);
+        std::ostringstream f;
         f << "kernel,variant,n,threads,reps,batch,seconds_median,unit,value_min,value_median,value_max,gbs_wa_min,gbs_wa_"
              "median,gbs_wa_max,mflops_median,pages_local,counters,flags,fork_join_s\n";
         for (const auto& r : results_) {
@@ -557,8 +558,9 @@ void report::finish() const {
                 << flags << "," << r.fork_join_seconds << "\n";
             f << row.str();
         }
-        if (!f) throw std::runtime_error("cannot write the CSV file \"" + o_.csv + "\"");
+        csv_text = f.str();
     }
+    tools::write_outputs({{o_.json, json_text, "JSON"}, {o_.csv, csv_text, "CSV"}});
 }
 
 }  // namespace bench
