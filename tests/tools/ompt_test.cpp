@@ -263,15 +263,19 @@ std::string issue22_environment(const std::string& spec) {
 // sibling's fork can take it and write its own position there first. The tool that read the
 // enclosing position back from there bound the next inner team to the sibling's PUs: 4 of
 // 160,000 inner entries in 1 run of 6 on a 2-PU host with passive wait. Every run below has
-// 2x2 (and 2x2x2) nested teams, two inner regions per thread and level, oversubscribed on this
-// host's PUs, and every implicit task checks its own mask.
+// nested teams, two inner regions per thread and level, oversubscribed on this host's PUs, and
+// every implicit task checks its own mask against the plan.
 TEST(OmptTool, Issue22PositionsSurviveTeamReuseUnderPassiveWait) {
     ASSERT_GE(allowed_pus(), 2u) << "this test needs two allowed PUs";
     struct shape {
         std::string spec;
         int steps, runs;
     };
-    for (const shape& s : {shape{"2,scatter,2,compact", 8000, 6}, shape{"2,scatter,2,compact,2,compact", 2000, 4}}) {
+    // 2x2 is the issue's reproducer (the old tool: 1 run in 6 there, 0 in 8 runs of 8,000 steps
+    // here); 4x2 and 2x2x2 fork more siblings at once and caught the old tool in every run of
+    // 20 steps (2x2x2) or 4,000 steps (4x2), each with hundreds of tasks off the plan.
+    for (const shape& s : {shape{"2,scatter,2,compact", 4000, 3}, shape{"4,scatter,2,compact", 2000, 3},
+                           shape{"2,scatter,2,compact,2,compact", 500, 3}}) {
         const probe_plan plan = host_nesting_plan(s.spec);
         const long long expected = race_entries(plan.team) * s.steps;
         for (int i = 0; i < s.runs; ++i) {
