@@ -9,7 +9,8 @@
 //                                               after the check: a binding the tool no longer has
 //
 // SIZES are the plan's team sizes ("2,2"); PUS its PUs in depth-first path order (path (i,j) of
-// SIZES a,b at i*b+j). Prints "entries N checked C off O" and the first few threads off the plan.
+// SIZES a,b at i*b+j), or @FILE: ccnuma-run --print-plan --json's output, read for its "path"
+// and "pu" keys (in a guest, where the plan is made right before the run). Prints "entries N checked C off O" and the first few threads off the plan.
 // A path shorter than the plan is its own master's slot (padded with zeros); a path deeper than
 // the plan is checked only where it is the same thread as a planned one (all-zero tail); indices
 // beyond a planned team are not checked: the tool leaves those threads alone.
@@ -40,6 +41,33 @@ std::vector<int> numbers(const char* text) {
     std::string item;
     while (std::getline(in, item, ',')) v.push_back(std::atoi(item.c_str()));
     return v;
+}
+
+// The PUs of ccnuma-run's JSON plan, in depth-first path order; empty if it cannot be read.
+std::vector<int> plan_pus(const char* file) {
+    std::FILE* f = std::fopen(file, "r");
+    if (f == nullptr) return {};
+    std::string text;
+    for (int c; (c = std::fgetc(f)) != EOF;) text += static_cast<char>(c);
+    std::fclose(f);
+    std::size_t total = 1;
+    for (int s : sizes) total *= static_cast<std::size_t>(s);
+    std::vector<int> table(total, -1);
+    for (std::size_t at = 0; (at = text.find("\"path\":[", at)) != std::string::npos;) {
+        at += 8;
+        const auto close = text.find(']', at);
+        const auto pu_at = text.find("\"pu\":", close);
+        if (close == std::string::npos || pu_at == std::string::npos) return {};
+        const std::vector<int> path = numbers(text.substr(at, close - at).c_str());
+        if (path.size() != sizes.size()) return {};
+        std::size_t index = 0;
+        for (std::size_t l = 0; l < path.size(); ++l) index = index * static_cast<std::size_t>(sizes[l]) + static_cast<std::size_t>(path[l]);
+        if (index >= total) return {};
+        table[index] = std::atoi(text.c_str() + pu_at + 5);
+    }
+    for (int pu : table)
+        if (pu < 0) return {};
+    return table;
 }
 
 // The planned PU of this thread's path, or -1 where the plan says nothing about it.
@@ -168,7 +196,7 @@ int main(int argc, char** argv) {
     const std::string mode = argv[1];
     const int steps = std::atoi(argv[2]);
     sizes = numbers(argv[3]);
-    pus = numbers(argv[4]);
+    pus = argv[4][0] == '@' ? plan_pus(argv[4] + 1) : numbers(argv[4]);
     std::size_t total = 1;
     for (int s : sizes) total *= static_cast<std::size_t>(s);
     if (sizes.empty() || pus.size() != total || (mode != "race" && mode != "shapes" && mode != "unbind")) {

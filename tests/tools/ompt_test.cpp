@@ -382,4 +382,48 @@ TEST(VmOmpt, NestedTeamsFollowThePlanInEveryRegionOnTwoNodes) {
     EXPECT_EQ(off_plan(unbound, plan), unbound.size()) << "without the tool\n" << r.out;
 }
 
+// Issue 22 in the guest, where nested-seq showed the race in 2 of 2 runs: the race shapes on
+// 2 nodes x 2 cores under passive wait, one boot. The guest's ccnuma-run writes each plan to a
+// file and the probe reads its PUs from there ("@FILE"), so no second boot is needed for them.
+TEST(VmOmpt, Issue22PositionsSurviveTeamReuseOnTwoNodes) {
+    struct shape {
+        std::string spec;
+        int steps;
+    };
+    const std::vector<shape> shapes{{"2,scatter,2,subcompact", 1000}, {"4,scatter,2,compact", 400},
+                                    {"2,scatter,2,compact,2,compact", 100}};
+    const int runs = 2;
+    std::string script = "set -e; ";
+    for (const shape& s : shapes) {
+        script += run_tool + " --bind " + s.spec + " --oversubscribe --print-plan --json > /tmp/plan.json; ";
+        for (int i = 0; i < runs; ++i)
+            script += "echo @run " + s.spec + "; " + issue22_environment(s.spec) + nesting_probe + " race " +
+                      std::to_string(s.steps) + " " + team_sizes(s.spec) + " @/tmp/plan.json 2>&1; ";
+    }
+    const result r = run(vm + " --nodes 2 --cores-per-node 2 --copy " + tool + " --copy " + nesting_probe + " --copy " +
+                         run_tool + " -- /bin/sh -c " + quote(script));
+    ASSERT_EQ(r.status, 0) << r.err << r.out;
+    std::size_t at = 0;
+    for (const shape& s : shapes) {
+        std::istringstream in(team_sizes(s.spec));
+        std::vector<long long> team;
+        for (std::string item; std::getline(in, item, ',');) team.push_back(std::stoll(item));
+        const long long expected = race_entries(team) * s.steps;
+        for (int i = 0; i < runs; ++i) {
+            SCOPED_TRACE(s.spec + ", run " + std::to_string(i + 1));
+            at = r.out.find("@run " + s.spec + "\n", at);
+            ASSERT_NE(at, std::string::npos) << r.out;
+            const auto end = r.out.find("@run ", at + 1);
+            const std::string part = r.out.substr(at, end == std::string::npos ? std::string::npos : end - at);
+            const probe_counts c = counts(part);
+            EXPECT_EQ(c.entries, expected) << part;
+            EXPECT_EQ(c.checked, expected) << part;
+            EXPECT_EQ(c.off, 0) << part;
+            EXPECT_EQ(summary_count(part, "left alone"), 0) << part;
+            EXPECT_EQ(summary_count(part, "failed"), 0) << part;
+            ++at;
+        }
+    }
+}
+
 }  // namespace
