@@ -10,7 +10,10 @@
 #include <ccnuma/binding.hpp>
 #include <ccnuma/placement.hpp>
 
+#include <sys/stat.h>
 #include <unistd.h>
+
+#include <cerrno>
 
 #include <climits>
 #include <cstdio>
@@ -44,7 +47,7 @@ int plot(int argc, char** argv) {
     for (int i = 2; i < argc; ++i) {
         const std::string a = argv[i];
         if (a == "-h" || a == "--help") {
-            std::puts("usage: ccnuma-bench plot RESULTS.json|RESULTS.csv... -o FIG.png\n"
+            std::puts("usage: ccnuma-bench plot RESULTS.json|RESULTS.csv... -o FIG.png|.pdf|.svg|...\n"
                       "GB/s against N (log x) per variant and thread count, GB/s against threads, bars per placement\n"
                       "variant, and the JSON's time series (jacobi: GB/s and pages local against elapsed seconds); min/max\n"
                       "error bars, each file's name on its curves and its context in the caption. Prints what it drew.\n"
@@ -59,7 +62,14 @@ int plot(int argc, char** argv) {
             continue;
         }
         if (a.rfind("-", 0) == 0) throw std::invalid_argument("plot: unknown option \"" + a + "\" (expected -o FIG.png)");
-        if (access(a.c_str(), R_OK) != 0) throw std::invalid_argument("plot: cannot read \"" + a + "\"");
+        struct stat st {};
+        if (stat(a.c_str(), &st) != 0 || access(a.c_str(), R_OK) != 0)
+            throw std::invalid_argument("plot: cannot read \"" + a + "\": " + std::strerror(errno));
+        // Python would wait on a FIFO for a writer that may never come.
+        if (!S_ISREG(st.st_mode))
+            throw std::invalid_argument("plot: \"" + a + "\" is " +
+                                        (S_ISDIR(st.st_mode) ? "a directory" : S_ISFIFO(st.st_mode) ? "a FIFO" : "not a regular file") +
+                                        ", not a results file");
         args.push_back(a);
         ++inputs;
     }

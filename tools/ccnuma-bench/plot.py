@@ -16,7 +16,13 @@ import csv
 import json
 import math
 import os
+import stat
 import sys
+import tempfile
+
+# The image formats an -o may name: what matplotlib writes (checked against the backend's own
+# list) less raw pixel buffers and pgf, which needs LaTeX.
+IMAGE_FORMATS = ("png", "pdf", "svg", "svgz", "eps", "ps", "jpg", "jpeg", "tif", "tiff", "webp")
 
 
 class BadInput(Exception):
@@ -24,15 +30,24 @@ class BadInput(Exception):
 
 
 def fail(message):
-    print("ccnuma-bench plot: " + message, file=sys.stderr)
+    print("ccnuma-bench plot: " + " ".join(str(message).split("\n")), file=sys.stderr)
     sys.exit(1)
 
 
 def number(value, what):
-    # bool is an int in Python; neither it nor null, a string or NaN is a measurement.
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or math.isnan(value):
-        raise BadInput("%s is %s, not a number" % (what, json.dumps(value)))
+    # bool is an int in Python; neither it nor null, a string, NaN or infinity is a measurement.
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        hint = " (ccnuma-bench writes null for an infinite or NaN value)" if value is None else ""
+        raise BadInput("%s is %s, not a finite number%s" % (what, json.dumps(value)[:40], hint))
     return float(value)
+
+
+def count(value, what):
+    """A whole number from 1 on: N and thread counts."""
+    v = number(value, what)
+    if v < 1 or v != math.floor(v):
+        raise BadInput("%s is %s, not a whole number from 1" % (what, json.dumps(value)))
+    return int(v)
 
 
 def split_name(name):
@@ -43,16 +58,21 @@ def split_name(name):
     if len(parts) < 4 or not parts[-2].startswith("n:") or not parts[-1].startswith("threads:"):
         raise BadInput("benchmark name %r is not kernel/variant/n:N/threads:T" % name)
     try:
-        return parts[0], "/".join(parts[1:-2]), int(parts[-2][2:]), int(parts[-1][8:])
+        n, threads = int(parts[-2][2:]), int(parts[-1][8:])
     except ValueError:
         raise BadInput("benchmark name %r has a non-integer n or threads" % name)
+    if n < 1 or threads < 1:
+        raise BadInput("benchmark name %r has an n or threads below 1" % name)
+    return parts[0], "/".join(parts[1:-2]), n, threads
 
 
 def read_json(path):
     with open(path) as f:
         try:
             doc = json.load(f)
-        except json.JSONDecodeError as e:
+        except RecursionError:
+            raise BadInput("nested too deeply to be ccnuma-bench JSON")
+        except ValueError as e:  # JSONDecodeError, and an integer of too many digits
             raise BadInput("not JSON (%s)" % e)
     if not isinstance(doc, dict):
         raise BadInput("the top level is %s, not an object with \"benchmarks\"" % type(doc).__name__)
@@ -71,8 +91,7 @@ def read_json(path):
             for field, v in (("kernel", kernel), ("variant", variant), ("unit", unit)):
                 if not isinstance(v, str):
                     raise BadInput("%s: %s is %s, not a string" % (where, field, json.dumps(v)))
-            n, threads = number(b.get("n"), where + ": n"), number(b.get("threads"), where + ": threads")
-            n, threads = int(n), int(threads)
+            n, threads = count(b.get("n"), where + ": n"), count(b.get("threads"), where + ": threads")
         else:
             kernel, variant, n, threads = split_name(b.get("run_name"))
             unit = b.get("label", "GB/s")
@@ -131,7 +150,8 @@ def read_csv(path):
             if len(row) < len(header):
                 raise BadInput("line %d has %d fields, the header has %d" % (line, len(row), len(header)))
             try:
-                key = (row[col["kernel"]], row[col["variant"]], int(row[col["n"]]), int(row[col["threads"]]))
+                key = (row[col["kernel"]], row[col["variant"]], count(int(row[col["n"]]), "line %d: n" % line),
+                       count(int(row[col["threads"]]), "line %d: threads" % line))
                 p = {"unit": row[col["unit"]]}
                 for a in ("median", "min", "max"):
                     p[a] = number(float(row[col["value_" + a]]), "line %d: value_%s" % (line, a))
@@ -158,6 +178,61 @@ def parse_args(argv):
     return inputs, output
 
 
+def check_input(path):
+    """A regular file, or a refusal: reading a FIFO (or a terminal) would wait for a writer."""
+    try:
+        st = os.stat(path)
+    except OSError as e:
+        fail("cannot read %s: %s" % (path, e.strerror))
+    if stat.S_ISDIR(st.st_mode):
+        fail("cannot read %s: it is a directory" % path)
+    if not stat.S_ISREG(st.st_mode):
+        kind = "a FIFO" if stat.S_ISFIFO(st.st_mode) else "a socket" if stat.S_ISSOCK(st.st_mode) else "a device"
+        fail("cannot read %s: it is %s, not a regular file" % (path, kind))
+
+
+def image_format(output, supported):
+    """The format -o names by its extension; matplotlib would otherwise append .png to a name
+    without one, or refuse one it cannot write after the figure was drawn."""
+    ext = os.path.splitext(output)[1][1:].lower()
+    formats = [f for f in IMAGE_FORMATS if f in supported]
+    if ext not in formats:
+        fail("-o %s: %s (expected .%s)" % (output, "no extension" if not ext else "." + ext + " is not an image format",
+                                           ", .".join(formats)))
+    return ext
+
+
+def save(fig, output, fmt):
+    """Writes the figure as the outputs of ccnuma-bench are written: to a temporary file in the
+    same directory, renamed over the target (a device or FIFO is written in place)."""
+    target = os.path.realpath(output)
+    if os.path.exists(target) and not os.path.isfile(target):
+        if os.path.isdir(target):
+            raise OSError("it is a directory")
+        fig.savefig(target, dpi=110, format=fmt)
+        return
+    fd, temp = tempfile.mkstemp(prefix="." + os.path.basename(target) + ".", dir=os.path.dirname(target))
+    try:
+        try:
+            mode = os.stat(target).st_mode & 0o7777
+        except FileNotFoundError:
+            mask = os.umask(0)
+            os.umask(mask)
+            mode = 0o666 & ~mask
+        os.fchmod(fd, mode)
+        with os.fdopen(fd, "wb") as f:
+            fig.savefig(f, dpi=110, format=fmt)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(temp, target)
+    except BaseException:
+        try:
+            os.unlink(temp)
+        except OSError:
+            pass
+        raise
+
+
 def source_labels(paths):
     """A short name per file: its base name, or the whole path where two base names agree."""
     base = [os.path.basename(p) for p in paths]
@@ -166,12 +241,16 @@ def source_labels(paths):
 
 def main(argv):
     inputs, output = parse_args(argv)
+    for path in inputs:
+        check_input(path)
     try:
         import matplotlib
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
     except ImportError as e:
         fail("matplotlib is missing (%s): install Debian's python3-matplotlib (scripts/deps.sh)" % e)
+    from matplotlib.figure import Figure
+    fmt = image_format(output, Figure().canvas.get_supported_filetypes())
 
     labels = source_labels(inputs)
     several = len(inputs) > 1
@@ -181,6 +260,8 @@ def main(argv):
             p, s, c = (read_json if path.endswith(".json") else read_csv)(path)
         except (OSError, UnicodeDecodeError, BadInput, csv.Error) as e:
             fail("cannot read %s: %s" % (path, e))
+        except Exception as e:  # whatever else the file did: still one line that names it
+            fail("cannot read %s: %s: %s" % (path, type(e).__name__, e))
         # The file is part of every key: a second run of the same kernel is its own curve.
         for (kernel, variant, n, t), v in p.items():
             points[(kernel, label, variant, n, t)] = v
@@ -300,9 +381,9 @@ def main(argv):
         fig.text(0.01, 0.005, caption, fontsize=7, wrap=True, va="bottom")
     fig.tight_layout(rect=(0, min(0.3, 0.04 * max(1, len(captions))) if caption else 0, 1, 1))
     try:
-        fig.savefig(output, dpi=110)
+        save(fig, output, fmt)
     except (OSError, ValueError) as e:
-        fail("cannot write %s: %s" % (output, e))
+        fail("cannot write %s: %s" % (output, e.strerror if isinstance(e, OSError) and e.strerror else e))
     for line in drew:
         print("ccnuma-bench plot: drew " + line)
     print("ccnuma-bench plot: wrote " + output)
@@ -311,5 +392,8 @@ def main(argv):
 if __name__ == "__main__":
     try:
         main(sys.argv[1:])
+    except KeyboardInterrupt:
+        print("ccnuma-bench plot: interrupted, nothing written", file=sys.stderr)
+        sys.exit(130)
     except Exception as e:  # the promise is one line, whatever the input did to matplotlib
         fail("%s: %s" % (type(e).__name__, e))
