@@ -73,6 +73,7 @@ public:
         } else {
             std::fill(team_load_.begin(), team_load_.end(), 0);
             std::fill(node_load_.begin(), node_load_.end(), 0);
+            no_package_load_ = 0;
             if (master) add_load(*master);
             for (unsigned i = 0; i < count; ++i) {
                 const std::size_t pu = scatter_one(candidates);
@@ -101,14 +102,15 @@ private:
 
     std::size_t leaf_of(std::size_t pu) const { return topo_.pus()[pu].domain; }
 
-    // A PU outside every NUMA node with CPUs has no local memory: it is used only once the PUs
-    // of such nodes in the target are taken (issue 12.1).
+    // A PU outside every NUMA node with CPUs has no local memory (its node is offline,
+    // disallowed or masked).
     bool outside_nodes(std::size_t pu) const { return info_[pu].node < 0; }
 
     void add_load(std::size_t pu) {
         for (auto d = static_cast<std::ptrdiff_t>(leaf_of(pu)); d >= 0; d = topo_.domains()[static_cast<std::size_t>(d)].parent)
             ++team_load_[static_cast<std::size_t>(d)];
         if (info_[pu].node >= 0) ++node_load_[static_cast<std::size_t>(info_[pu].node)];
+        if (info_[pu].level[0] < 0) ++no_package_load_;
     }
 
     // Room, counted in cores so that a team never lands on SMT siblings while whole cores
@@ -133,10 +135,11 @@ private:
         return by_pus.value_or(0);
     }
 
-    // Compact: PUs ordered by (SMT round, core position). Core positions follow the whole
-    // machine's core numbering (issue 12.6: hwloc re-sorts a restricted tree), starting at the
-    // master's core so an inner team sits next to its master. Cores that already carry a thread
-    // count as having used their first round.
+    // Compact: PUs ordered by (SMT round, core position). Core positions follow topology order,
+    // which is the order of core L# (lstopo's in the same restriction; issue 22: the first
+    // thread goes to the first allowed core, whatever its NUMA node), starting at the master's
+    // core so an inner team sits next to its master. Cores that already carry a thread count as
+    // having used their first round, so no core gets a second thread while a whole core is free.
     void compact_fill(const std::vector<std::size_t>& candidates, std::optional<std::size_t> master, unsigned count,
                       std::vector<std::size_t>& placed) {
         const auto& pus = topo_.pus();
@@ -146,7 +149,7 @@ private:
             std::vector<std::size_t> sorted = candidates;
             std::stable_sort(sorted.begin(), sorted.end(),
                              [&](std::size_t a, std::size_t b) { return pus[a].core < pus[b].core; });
-            std::vector<unsigned> core_order;  // whole-machine logical core indices, ascending
+            std::vector<unsigned> core_order;  // logical core indices, ascending
             for (std::size_t p : sorted)
                 if (core_order.empty() || core_order.back() != pus[p].core) core_order.push_back(pus[p].core);
             std::size_t shift = 0;
@@ -164,9 +167,7 @@ private:
                 }
                 const std::size_t pos = (ci + core_order.size() - shift) % core_order.size();
                 for (std::size_t k = i; k < j; ++k)
-                    if (usage_[sorted[k]] == umin)
-                        keyed.emplace_back(busy + rank++ + (outside_nodes(sorted[k]) ? sorted.size() : 0), pos,
-                                           sorted[k]);
+                    if (usage_[sorted[k]] == umin) keyed.emplace_back(busy + rank++, pos, sorted[k]);
                 i = j;
                 ++ci;
             }
@@ -179,35 +180,40 @@ private:
         }
     }
 
-    // Scatter: among the candidates with the fewest threads, those in NUMA nodes with CPUs if
-    // any, and among those on the least used
-    // cores (one thread per core before any SMT sibling, hybrid machines included), the PU
-    // whose NUMA node, then package, die, L3 and L2 hold the fewest members of this team. Each
-    // level is balanced by kind, not by tree depth, so a Group above some packages cannot
-    // unbalance them (issue 12.3). Ties: fewer team members in the PU's groups, then the least
-    // occupied node by other threads, then topology order.
+    // Scatter: among the candidates with the fewest threads, and among those on the least used
+    // cores (one thread per core before any SMT sibling, on every kind of core), the PU whose
+    // NUMA node, then package, die, L3 and L2 hold the fewest members of this team. Each level
+    // is balanced by kind, not by tree depth, so a Group above some packages cannot unbalance
+    // them (issue 12.3).
+    // A PU outside every NUMA node with CPUs (its node is offline, disallowed or masked) counts,
+    // at the node level, the team members of its own package, and loses ties to a PU in a node:
+    // every node with CPUs gets a thread first (issue 12.1), yet no package stays empty while
+    // another one holds more than its share (issue 22). Ties: fewer team members in the PU's
+    // groups, then the least occupied node by other threads, then topology order.
     std::size_t scatter_one(const std::vector<std::size_t>& candidates) const {
         unsigned umin = std::numeric_limits<unsigned>::max();
         for (std::size_t p : candidates) umin = std::min(umin, usage_[p]);
-        bool inside = false;
-        for (std::size_t p : candidates) inside = inside || (usage_[p] == umin && !outside_nodes(p));
         unsigned cmin = std::numeric_limits<unsigned>::max();
         for (std::size_t p : candidates)
-            if (usage_[p] == umin && outside_nodes(p) != inside) cmin = std::min(cmin, core_usage_[info_[p].core]);
+            if (usage_[p] == umin) cmin = std::min(cmin, core_usage_[info_[p].core]);
         const auto key = [&](std::size_t p) {
             const auto& i = info_[p];
-            std::array<std::size_t, 7> k{};
-            k[0] = i.node >= 0 ? node_load_[static_cast<std::size_t>(i.node)] : 0;
-            for (std::size_t l = 0; l < 4; ++l)
-                k[l + 1] = i.level[l] >= 0 ? team_load_[static_cast<std::size_t>(i.level[l])] : 0;
-            for (std::size_t g : i.groups) k[5] += team_load_[g];
-            k[6] = other_load(i.node);
+            std::array<std::size_t, 8> k{};
+            const std::size_t package = i.level[0] >= 0 ? team_load_[static_cast<std::size_t>(i.level[0])]
+                                                        : no_package_load_;
+            k[0] = i.node >= 0 ? node_load_[static_cast<std::size_t>(i.node)] : package;
+            k[1] = outside_nodes(p) ? 1 : 0;
+            k[2] = package;
+            for (std::size_t l = 1; l < 4; ++l)
+                k[l + 2] = i.level[l] >= 0 ? team_load_[static_cast<std::size_t>(i.level[l])] : 0;
+            for (std::size_t g : i.groups) k[6] += team_load_[g];
+            k[7] = other_load(i.node);
             return k;
         };
         std::optional<std::size_t> best;
-        std::array<std::size_t, 7> best_key{};
+        std::array<std::size_t, 8> best_key{};
         for (std::size_t p : candidates) {
-            if (usage_[p] != umin || outside_nodes(p) == inside || core_usage_[info_[p].core] != cmin) continue;
+            if (usage_[p] != umin || core_usage_[info_[p].core] != cmin) continue;
             const auto k = key(p);
             if (!best || k < best_key) {
                 best = p;
@@ -233,6 +239,7 @@ private:
     std::vector<unsigned> team_load_;                // members of the current team per domain
     std::vector<unsigned> node_load_;                // members of the current team per NUMA node
     std::vector<unsigned> node_usage_;               // threads of all teams per NUMA node
+    std::size_t no_package_load_ = 0;                // members of the current team in no package
 };
 
 }  // namespace
@@ -343,7 +350,7 @@ std::string binding_plan::to_json() const {
         w.key("pu").value(t.pu);
         w.key("core").value(t.core);
         w.key("numa").value(t.numa);
-        w.key("package").value(t.package);
+        w.key("package").value(t.package == no_package ? std::int64_t{-1} : std::int64_t{t.package});
         w.end_object();
     }
     w.end_array().end_object();
@@ -363,7 +370,8 @@ std::string binding_plan::to_text() const {
     out += pad("path", pw) + pad("pu", 6) + pad("core", 6) + pad("numa", 6) + "package\n";
     for (const auto& t : threads_)
         out += pad(path_text(t.path), pw) + pad(std::to_string(t.pu), 6) + pad(std::to_string(t.core), 6) +
-               pad(t.numa < 0 ? "-" : std::to_string(t.numa), 6) + std::to_string(t.package) + "\n";
+               pad(t.numa < 0 ? "-" : std::to_string(t.numa), 6) +
+               (t.package == no_package ? "-" : std::to_string(t.package)) + "\n";
     return out;
 }
 

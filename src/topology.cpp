@@ -61,10 +61,10 @@ std::vector<unsigned> to_indices(hwloc_const_bitmap_t set) {
     return out;
 }
 
-// The whole machine's logical index, stashed in userdata before restriction.
-unsigned logical(hwloc_obj_t o) {
-    return o->userdata ? static_cast<unsigned>(reinterpret_cast<std::uintptr_t>(o->userdata) - 1) : o->logical_index;
-}
+// hwloc's logical index in the restricted tree: what lstopo shows in the same restriction
+// (lstopo --restrict MASK, or plain lstopo for the cgroup's allowed PUs), so that "core 5" is
+// lstopo's core L#5 (issue 22).
+unsigned logical(hwloc_obj_t o) { return o->logical_index; }
 
 bool kept_kind(hwloc_obj_type_t type, domain_kind& kind) {
     switch (type) {
@@ -92,7 +92,6 @@ void collect_numa(hwloc_obj_t obj, std::vector<unsigned>& out) {
 struct topology_builder {
     hwloc_topology_t topo;
     topology& t;
-    unsigned whole_machine_packages;  // packages before restriction: numbers PUs without one
     // Kept objects whose PU lists packages() and caches() reuse: every list is built once,
     // bottom-up, so the snapshot costs O(PUs x depth) (issue 17.6: a per-domain search of the
     // tree was quadratic, 11 s for 8192 PUs).
@@ -160,20 +159,17 @@ struct topology_builder {
             for (unsigned c : n.cpus)
                 if (c <= max_os && node_of[c] < 0) node_of[c] = static_cast<int>(n.os_index);
 
-        // Cores: a PU without a core ancestor is its own core. A PU without a package ancestor
-        // belongs to one more package, numbered after the machine's real ones, so that every
-        // package lists every PU labelled with it.
+        // Cores: a PU without a core ancestor is its own core, numbered after hwloc's cores. A PU
+        // without a package ancestor is in no package (no_package), as lstopo shows it: the
+        // package count stays hwloc's (issue 22; issue 12.5 had made them one more package).
         unsigned next_core = static_cast<unsigned>(hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_CORE));
         std::vector<std::ptrdiff_t> core_slot(next_core, -1);
-        const unsigned orphan_package = packages.empty() ? 0 : whole_machine_packages;
-        std::vector<unsigned> orphan_pus;
         for (hwloc_obj_t pu = nullptr; (pu = hwloc_get_next_obj_by_type(topo, HWLOC_OBJ_PU, pu));) {
             const hwloc_obj_t core = hwloc_get_ancestor_obj_by_type(topo, HWLOC_OBJ_CORE, pu);
             const hwloc_obj_t pkg = hwloc_get_ancestor_obj_by_type(topo, HWLOC_OBJ_PACKAGE, pu);
             pu_info info{};
             info.os_index = pu->os_index;
-            info.package = pkg ? logical(pkg) : orphan_package;
-            if (!pkg) orphan_pus.push_back(pu->os_index);
+            info.package = pkg ? logical(pkg) : no_package;
             info.numa = node_of[pu->os_index];
             std::size_t slot;
             if (core != nullptr && core_slot[core->logical_index] >= 0) {
@@ -220,10 +216,8 @@ struct topology_builder {
         // A package whose PUs are all masked survives restriction when memory hangs below it;
         // it offers nothing to run on, so the walk skipped it and it is not listed.
         for (const auto& [obj, d] : packages) add_package(logical(obj), obj->os_index, t.domains_[d].pus);
-        // Some VMs and synthetic descriptions have no package object: the machine is then one
-        // package, so that every PU has one.
-        if (packages.empty()) add_package(0, 0, t.domains_.empty() ? std::vector<unsigned>{} : t.domains_[0].pus);
-        else if (!orphan_pus.empty()) add_package(orphan_package, HWLOC_UNKNOWN_INDEX, std::move(orphan_pus));
+        // Some VMs and synthetic descriptions have no package object: hwloc counts none, and
+        // so does the snapshot; their PUs are in no_package.
 
         std::stable_sort(caches.begin(), caches.end(), [](const auto& a, const auto& b) {
             return std::make_pair(a.first->type == HWLOC_OBJ_L3CACHE, a.first->logical_index) <
@@ -399,16 +393,21 @@ topology topology::load(const topology_options& options) {
         cpuset_name = "CCNUMA_CPUSET";
     }
 
-    hwloc_topology_t raw = nullptr;
-    if (hwloc_topology_init(&raw) != 0) detail::throw_system_error(errno, "hwloc_topology_init");
-    detail::topology_ptr topo(raw);
-    // L1 and instruction caches never decide a binding; dropping them keeps the tree small.
-    hwloc_topology_set_type_filter(raw, HWLOC_OBJ_L1CACHE, HWLOC_TYPE_FILTER_KEEP_NONE);
-    hwloc_topology_set_icache_types_filter(raw, HWLOC_TYPE_FILTER_KEEP_NONE);
-    hwloc_topology_set_io_types_filter(raw, HWLOC_TYPE_FILTER_KEEP_NONE);
+    const auto open = [](unsigned long flags) {
+        hwloc_topology_t h = nullptr;
+        if (hwloc_topology_init(&h) != 0) detail::throw_system_error(errno, "hwloc_topology_init");
+        detail::topology_ptr handle(h);
+        // L1 and instruction caches never decide a binding; dropping them keeps the tree small.
+        hwloc_topology_set_type_filter(h, HWLOC_OBJ_L1CACHE, HWLOC_TYPE_FILTER_KEEP_NONE);
+        hwloc_topology_set_icache_types_filter(h, HWLOC_TYPE_FILTER_KEEP_NONE);
+        hwloc_topology_set_io_types_filter(h, HWLOC_TYPE_FILTER_KEEP_NONE);
+        hwloc_topology_set_flags(h, flags);
+        return handle;
+    };
     // Load the whole machine, disallowed PUs and nodes included, so that the totals count it
     // and a restriction to the allowed part is reported as one (issue 12.4).
-    hwloc_topology_set_flags(raw, HWLOC_TOPOLOGY_FLAG_INCLUDE_DISALLOWED);
+    detail::topology_ptr topo = open(HWLOC_TOPOLOGY_FLAG_INCLUDE_DISALLOWED);
+    hwloc_topology_t raw = topo.get();
 
     topology t;
     std::error_code ec;
@@ -474,14 +473,9 @@ topology topology::load(const topology_options& options) {
     const hwloc_obj_t root = hwloc_get_root_obj(raw);
     t.total_pus_ = static_cast<std::size_t>(std::max(0, hwloc_get_nbobjs_by_type(raw, HWLOC_OBJ_PU)));
     t.total_nodes_ = static_cast<std::size_t>(std::max(0, hwloc_get_nbobjs_by_type(raw, HWLOC_OBJ_NUMANODE)));
-    const auto whole_machine_packages =
-        static_cast<unsigned>(std::max(0, hwloc_get_nbobjs_by_type(raw, HWLOC_OBJ_PACKAGE)));
-
-    // hwloc renumbers logical indices when it restricts; keep the whole machine's numbering,
-    // so that "core 5" means the same core under any mask.
-    for (int depth = 0; depth < hwloc_topology_get_depth(raw); ++depth)
-        for (hwloc_obj_t o = nullptr; (o = hwloc_get_next_obj_by_depth(raw, depth, o));)
-            o->userdata = reinterpret_cast<void*>(static_cast<std::uintptr_t>(o->logical_index) + 1);
+    // hwloc renumbers logical indices when it restricts, as lstopo --restrict does: the
+    // snapshot keeps hwloc's renumbering, so its L# are the ones lstopo prints for the same
+    // PUs; the totals above stay the whole machine's.
 
     auto cpus = detail::make_bitmap();
     hwloc_bitmap_copy(cpus.get(), hwloc_topology_get_allowed_cpuset(raw));
@@ -522,7 +516,25 @@ topology topology::load(const topology_options& options) {
             hwloc_bitmap_and(nodes.get(), nodes.get(), bound.get());
     }
 
-    if (!hwloc_bitmap_isequal(cpus.get(), root->cpuset) && hwloc_topology_restrict(raw, cpus.get(), 0) != 0)
+    // The tree is the one lstopo shows (issue 22): where the source disallows PUs or nodes,
+    // it is hwloc's load without them, as plain lstopo's; a restriction within it is
+    // hwloc_topology_restrict, as lstopo --restrict's. (hwloc's restrict re-sorts children
+    // by their remaining PUs, so restricting the whole tree to the allowed part could number
+    // cores and packages unlike lstopo.)
+    if (!hwloc_bitmap_isequal(hwloc_topology_get_allowed_cpuset(raw), root->cpuset) ||
+        !hwloc_bitmap_isequal(hwloc_topology_get_allowed_nodeset(raw), root->nodeset)) {
+        detail::topology_ptr allowed = open(0);
+        // (The system source reads this machine, or HWLOC_XMLFILE / HWLOC_SYNTHETIC, again.)
+        if (!source.empty() && t.source_ == topology_source::xml) hwloc_topology_set_xml(allowed.get(), source.c_str());
+        if (!source.empty() && t.source_ == topology_source::synthetic)
+            hwloc_topology_set_synthetic(allowed.get(), source.c_str());
+        if (hwloc_topology_load(allowed.get()) != 0)
+            detail::throw_system_error(errno, "loading the allowed part of the topology of " + t.description_);
+        topo = std::move(allowed);
+        raw = topo.get();
+    }
+    if (!hwloc_bitmap_isequal(cpus.get(), hwloc_get_root_obj(raw)->cpuset) &&
+        hwloc_topology_restrict(raw, cpus.get(), 0) != 0)
         detail::throw_system_error(errno, "restricting the topology to PUs " +
                                               format_list(detail::to_indices(cpus.get())));
     if (!hwloc_bitmap_isequal(nodes.get(), hwloc_get_root_obj(raw)->nodeset) &&
@@ -530,7 +542,7 @@ topology topology::load(const topology_options& options) {
         detail::throw_system_error(errno, "restricting the topology to NUMA nodes " +
                                               format_list(detail::to_indices(nodes.get())));
 
-    detail::topology_builder{raw, t, whole_machine_packages}.build();
+    detail::topology_builder{raw, t}.build();
     return t;
 }
 
@@ -604,7 +616,7 @@ std::string topology::to_json() const {
     for (const auto& c : cores_) {
         w.begin_object();
         w.key("logical_index").value(c.logical_index);
-        w.key("package").value(c.package);
+        w.key("package").value(c.package == no_package ? std::int64_t{-1} : std::int64_t{c.package});
         w.key("numa").value(c.numa);
         w.key("pus").values(c.pus);
         w.end_object();

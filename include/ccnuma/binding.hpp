@@ -100,9 +100,9 @@ struct plan_options {
 struct thread_slot {
     std::vector<unsigned> path;  ///< level-1 index, level-2 index, ...
     unsigned pu;                 ///< PU OS index
-    unsigned core;               ///< core logical index
+    unsigned core;               ///< core logical index (lstopo's L# in the same restriction)
     int numa;                    ///< NUMA node OS index, -1 if none
-    unsigned package;            ///< package logical index
+    unsigned package;            ///< package logical index, no_package if none (-1 in JSON)
 };
 
 /// A complete mapping of thread paths to PUs.

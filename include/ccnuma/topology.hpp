@@ -15,8 +15,10 @@
 ///     auto big = ccnuma::topology::load(other);
 ///
 /// Indices: PUs and NUMA nodes are named by their OS index (what taskset, numactl and
-/// /proc/cpuinfo use); cores, packages and caches by their hwloc logical index (topology order)
-/// on the whole machine, so a core keeps its number whatever the affinity mask hides.
+/// /proc/cpuinfo use); cores, packages and caches by their hwloc logical index (L#) in the
+/// allowed part of the machine: the numbers lstopo prints in the same restriction (plain
+/// lstopo for a cgroup's allowed PUs, `lstopo --restrict MASK` under an affinity mask or
+/// CCNUMA_CPUSET). total_pus() and total_numa_nodes() count the whole machine.
 
 #include <ccnuma/list.hpp>
 
@@ -47,10 +49,15 @@ enum class domain_kind { machine, group, package, die, l3, l2, core, pu };
 /// Name of a kind as printed by the tools: "machine", "group", "package", ..., "pu".
 std::string_view to_string(domain_kind kind) noexcept;
 
+/// The package index of a PU or core that hwloc places in no package (some VMs, synthetic
+/// descriptions without "pack:", PUs beside the packages of a firmware-confused machine):
+/// lstopo shows them under the machine, and topology::packages() does not list them.
+inline constexpr unsigned no_package = static_cast<unsigned>(-1);
+
 /// One object of the hardware tree, restricted to the allowed PUs.
 struct domain {
     domain_kind kind;
-    unsigned logical_index;              ///< hwloc logical index on the whole machine
+    unsigned logical_index;              ///< hwloc logical index in the allowed part (lstopo's L#)
     unsigned os_index;                   ///< OS index (meaningful for PUs)
     std::uint64_t cache_bytes;           ///< size, for l2/l3; 0 otherwise
     std::ptrdiff_t parent;               ///< index into topology::domains(), -1 for the root
@@ -82,8 +89,8 @@ struct package_info {
 };
 
 struct core_info {
-    unsigned logical_index;
-    unsigned package;            ///< package logical index
+    unsigned logical_index;      ///< lstopo's core L#; a PU without a core is one, numbered after them
+    unsigned package;            ///< package logical index, no_package if none
     int numa;                    ///< OS index of the node local to this core, -1 if none
     std::vector<unsigned> pus;   ///< allowed PU OS indices (SMT siblings), topology order
 };
@@ -91,7 +98,7 @@ struct core_info {
 struct pu_info {
     unsigned os_index;
     unsigned core;     ///< core logical index
-    unsigned package;  ///< package logical index
+    unsigned package;  ///< package logical index, no_package if none
     int numa;          ///< OS index of the local NUMA node, -1 if none is allowed
     std::size_t domain;  ///< index into topology::domains()
 };
@@ -147,6 +154,8 @@ public:
 
     const std::vector<domain>& domains() const noexcept { return domains_; }  ///< [0] is the root
     const std::vector<numa_node>& numa_nodes() const noexcept { return nodes_; }
+    /// The packages with allowed PUs, as hwloc counts them (L# ascending; a package holding only
+    /// memory is skipped, so the numbers may have gaps, as in lstopo).
     const std::vector<package_info>& packages() const noexcept { return packages_; }
     const std::vector<core_info>& cores() const noexcept { return cores_; }
     const std::vector<pu_info>& pus() const noexcept { return pus_; }  ///< topology order

@@ -75,17 +75,50 @@ TEST(Topology, XmlWithDistances) {
     EXPECT_EQ(t.distances()[3], (std::vector<unsigned>{22, 20, 12, 10}));
 }
 
-TEST(Topology, RestrictionKeepsWholeMachineNumbering) {
+std::string topology_file(const std::string& name) { return std::string(CCNUMA_TOPOLOGY_DIR) + "/" + name; }
+
+// Issue 22: L# are lstopo's in the same restriction; the totals stay the whole machine's.
+// lstopo -i "pack:2 numa:2 core:4 pu:2" --restrict 0x0f000200 -l: Core L#0 (PU 9), Core L#1
+// (PUs 24-25), Core L#2 (PUs 26-27), in Packages L#0 and L#1.
+TEST(Topology, Issue22_RestrictionNumbersAsLstopo) {
     const auto t = load("pack:2 numa:2 core:4 pu:2", "9,24-27");
     EXPECT_TRUE(t.is_restricted());
     EXPECT_EQ(t.total_pus(), 32u);
+    EXPECT_EQ(t.total_numa_nodes(), 4u);
     EXPECT_EQ(t.allowed_cpus(), (std::vector<unsigned>{9, 24, 25, 26, 27}));
-    EXPECT_EQ(t.pu(9).core, 4u) << "core numbers must not shift under a mask";
-    EXPECT_EQ(t.pu(27).core, 13u);
+    EXPECT_EQ(t.pu(9).core, 0u) << "cores are numbered as lstopo --restrict numbers them";
+    EXPECT_EQ(t.pu(25).core, 1u);
+    EXPECT_EQ(t.pu(27).core, 2u);
     EXPECT_EQ(t.pu(24).package, 1u);
     EXPECT_EQ(t.pu(24).numa, 3);
     EXPECT_EQ(t.numa_nodes().size(), 4u);
     EXPECT_THROW((void)t.pu(0), ccnuma::error);
+}
+
+// Issue 22: a dump with disallowed PUs numbers as plain lstopo does (lstopo -i FILE -l): the
+// allowed PUs 12-15 are cores L#6-9 (not the whole machine's L#11-14), and their packages L#5
+// and L#6 follow package L#4, which holds only memory and is not listed.
+TEST(Topology, Issue22_DisallowedPusNumberAsLstopo) {
+    const auto t = load(topology_file("real/linux-16amd64-8n2c-cpusets.xml"));
+    EXPECT_EQ(t.total_pus(), 15u);
+    EXPECT_EQ(t.pus().size(), 10u);
+    EXPECT_EQ(t.total_numa_nodes(), 8u);
+    for (unsigned pu = 12; pu <= 15; ++pu) EXPECT_EQ(t.pu(pu).core, pu - 6) << "PU " << pu;
+    EXPECT_EQ(t.pu(12).package, 5u);
+    EXPECT_EQ(t.pu(15).package, 6u);
+    std::vector<unsigned> listed;
+    for (const auto& p : t.packages()) listed.push_back(p.logical_index);
+    EXPECT_EQ(listed, (std::vector<unsigned>{0, 1, 2, 3, 5, 6}));
+}
+
+// Issue 22: hwloc counts 3 packages on this dump; 10 PUs lie beside them, in no package.
+TEST(Topology, Issue22_PackageCountIsHwlocs) {
+    const auto t = load(topology_file("real/linux-40intel64-4n10c+pci-conflicts.xml"));
+    EXPECT_EQ(t.packages().size(), 3u);
+    EXPECT_EQ(t.pu(3).package, ccnuma::no_package);
+    EXPECT_EQ(t.pu(3).numa, 3);
+    EXPECT_EQ(t.cores().size(), 40u);
+    EXPECT_NE(t.to_json().find("\"package\":-1"), std::string::npos);
 }
 
 TEST(Topology, EnvironmentSelectsTheSource) {
@@ -136,12 +169,13 @@ TEST(Topology, ThisMachineHonoursTheAffinityMask) {
     EXPECT_EQ(restricted.allowed_cpus(), (std::vector<unsigned>{last}));
     EXPECT_EQ(restricted.total_pus(), full.total_pus());
     EXPECT_EQ(restricted.is_restricted(), full.pus().size() > 1);
-    EXPECT_EQ(restricted.pu(last).core, full.pu(last).core);
+    // One core in the restriction: lstopo --restrict numbers it L#0 (issue 22).
+    ASSERT_EQ(restricted.cores().size(), 1u);
+    EXPECT_EQ(restricted.pu(last).core, 0u);
 }
 
 // --- hostile and large inputs (issue 17) ---------------------------------------------------
 
-std::string topology_file(const std::string& name) { return std::string(CCNUMA_TOPOLOGY_DIR) + "/" + name; }
 
 std::string load_error(const std::string& source, const std::string& cpuset = {}) {
     try {
@@ -200,19 +234,22 @@ TEST(Topology, Issue12_4_RestrictedXmlCountsTheWholeMachine) {
     EXPECT_NE(msg.find("selects no allowed PU (allowed: 0-15)"), std::string::npos) << msg;
 }
 
-TEST(Topology, Issue12_5_PusWithoutPackageFormOneMorePackage) {
+TEST(Topology, Issue12_5_PusWithoutPackageAreInNoPackage) {
     // "pack:2 ..." plus PUs outside every package cannot be written as a synthetic string; the
     // offline-CPU dump has none either, so build the case from an XML export with the
-    // Package of the second half removed.
+    // Package of the second half removed. Issue 12.5 made those PUs one more package; issue 22
+    // keeps hwloc's count: they are in no_package, and every PU labelled with a package is in
+    // that package's list.
     const auto t = load(topology_file("pus-without-package.xml"));
     std::size_t listed = 0;
     for (const auto& p : t.packages()) {
         listed += p.pus.size();
         for (unsigned pu : p.pus) EXPECT_EQ(t.pu(pu).package, p.logical_index) << "PU " << pu;
     }
-    EXPECT_EQ(listed, t.pus().size()) << "every PU is in the list of its package";
-    EXPECT_EQ(t.packages().size(), 2u);
-    EXPECT_EQ(t.packages().back().logical_index, 1u) << "numbered after the real package";
+    EXPECT_EQ(listed, 4u);
+    EXPECT_EQ(t.packages().size(), 1u) << "lstopo shows one package";
+    for (unsigned pu = 4; pu < 8; ++pu) EXPECT_EQ(t.pu(pu).package, ccnuma::no_package) << "PU " << pu;
+    EXPECT_EQ(load("numa:2 core:2 pu:1").packages().size(), 0u) << "no Package object, no package";
 }
 
 TEST(Topology, Issue12_7_LoadingErrorsSayWhy) {
