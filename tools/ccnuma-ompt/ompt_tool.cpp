@@ -14,7 +14,6 @@
 #include <pthread.h>
 #include <sched.h>
 
-#include <algorithm>
 #include <array>
 #include <atomic>
 #include <climits>
@@ -28,10 +27,13 @@
 
 namespace {
 
-using path_array = std::array<unsigned, ccnuma::binding_spec::max_levels + 1>;
-
 struct tool_state {
     const ccnuma::binding_plan* plan = nullptr;
+    // The plan's team sizes and the distance between siblings' slots at each level: the plan
+    // stores threads depth-first (binding.hpp), so the child `index` of the slot at depth d is
+    // that slot + index * stride[d], and a fork costs a multiplication, not a path search.
+    std::size_t levels = 0;
+    std::array<std::size_t, ccnuma::binding_spec::max_levels> team{}, stride{};
     bool verbose = false;
     // CCNUMA_OMPT_VERIFY=1: every implicit task the plan places reads its mask back, so the
     // summary says what was measured, not what the tool believes it did.
@@ -92,21 +94,35 @@ std::string path_text(std::span<const unsigned> path) {
     return s;
 }
 
-// The position of thread `index` of a team forked at `parent`.
+// The position of thread `index` of a team forked at `parent`. A region nested deeper than the
+// plan, or a thread beyond its planned team, has none: the thread is left where it is.
 position child_of(position parent, unsigned index) {
     if (parent == outside) return outside;
     const std::size_t depth = depth_of(parent);
-    if (depth >= state.plan->levels()) return outside;  // deeper than the plan: left alone
-    path_array path{};
-    if (depth > 0) {
-        // A slot's path has plan->levels() entries; its first `depth` are the parent's path.
-        const auto& above = state.plan->threads()[slot_of(parent)].path;
-        if (above.size() < depth) return outside;
-        std::copy_n(above.begin(), depth, path.begin());
+    if (depth >= state.levels || index >= state.team[depth]) return outside;
+    return encode(slot_of(parent) + index * state.stride[depth], depth + 1);
+}
+
+// Team sizes and strides from the spec, checked once against the slots' own paths, so that
+// child_of() never has to look at a path.
+bool index_plan(const ccnuma::binding_plan& plan) {
+    state.levels = plan.levels();
+    if (state.levels == 0 || state.levels > ccnuma::binding_spec::max_levels) return false;
+    std::size_t stride = 1;
+    for (std::size_t l = state.levels; l-- > 0;) {
+        state.team[l] = plan.spec().levels()[l].threads;
+        state.stride[l] = stride;
+        stride *= state.team[l];
     }
-    path[depth] = index;
-    const ccnuma::thread_slot* slot = state.plan->find(std::span<const unsigned>(path.data(), depth + 1));
-    return slot == nullptr ? outside : encode(static_cast<std::size_t>(slot - state.plan->threads().data()), depth + 1);
+    if (stride != plan.size()) return false;
+    for (std::size_t k = 0; k < plan.size(); ++k) {
+        const auto& path = plan.threads()[k].path;
+        if (path.size() != state.levels) return false;
+        std::size_t at = 0;
+        for (std::size_t l = 0; l < state.levels; ++l) at += path[l] * state.stride[l];
+        if (at != k) return false;
+    }
+    return true;
 }
 
 void on_parallel_begin(ompt_data_t*, const ompt_frame_t*, ompt_data_t* parallel_data, unsigned int, int,
@@ -192,6 +208,11 @@ int initialize(ompt_function_lookup_t lookup, int, ompt_data_t*) {
         if (!ccnuma::topology::current().is_this_system()) {
             say("the topology is \"" + ccnuma::topology::current().description() +
                 "\" (CCNUMA_TOPOLOGY), not this machine; unset CCNUMA_TOPOLOGY to bind threads");
+            return 0;
+        }
+        if (!index_plan(plan)) {
+            say("the plan \"" + plan.spec().to_string() + "\" does not store its threads depth-first as this tool "
+                "expects; the tool stays inactive");
             return 0;
         }
         state.plan = &plan;
