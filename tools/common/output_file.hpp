@@ -74,7 +74,11 @@ public:
         struct sigaction sa {};
         sa.sa_handler = remove_temps_and_reraise;
         sigemptyset(&sa.sa_mask);
-        for (int i = 0; i < 3; ++i) sigaction(signals_[i], &sa, &old_[i]);
+        for (int i = 0; i < 3; ++i) {
+            sigaction(signals_[i], nullptr, &old_[i]);
+            // An ignored signal (nohup, a background job of a script) stays ignored.
+            if (old_[i].sa_handler != SIG_IGN) sigaction(signals_[i], &sa, nullptr);
+        }
     }
     ~temp_guard() {
         for (int i = 0; i < 3; ++i) sigaction(signals_[i], &old_[i], nullptr);
