@@ -125,11 +125,20 @@ inline void check_output(const std::string& path, const std::string& what) {
             return;
         }
     }
-    std::string temp = detail::directory_of(target) + "/.ccnuma-check-XXXXXX";
-    const int fd = mkstemp(temp.data());
-    if (fd < 0) detail::cannot(what, path, std::strerror(errno));
+    const std::string temp = detail::directory_of(target) + "/.ccnuma-check-XXXXXX";
+    if (temp.size() >= PATH_MAX) detail::cannot(what, path, "the path is too long");
+    detail::temp_guard guard;  // a signal right now removes the probe too
+    std::strcpy(detail::temp_names[0], temp.c_str());
+    detail::temp_count = 1;
+    const int fd = mkstemp(detail::temp_names[0]);
+    if (fd < 0) {
+        const int err = errno;
+        detail::temp_count = 0;
+        detail::cannot(what, path, std::strerror(err));
+    }
     close(fd);
-    unlink(temp.c_str());
+    unlink(detail::temp_names[0]);
+    detail::temp_count = 0;
 }
 
 struct output {
