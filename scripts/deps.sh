@@ -9,7 +9,8 @@ set -euo pipefail
 # python3-matplotlib: `ccnuma-bench plot`; likwid: likwid-bench, the peer of `ccnuma-bench triad --peers`.
 # libbenchmark-tools: Google Benchmark's compare.py (/usr/share/benchmark), which the bench_check_compare
 # test runs on ccnuma-bench's JSON; python3-scipy: the U test it imports.
-packages=(cmake make g++ clang libomp-dev libhwloc-dev pkg-config libgtest-dev util-linux qemu-system-x86
+# hwloc-nox: lstopo-no-graphics and hwloc-calc, which tests compare ccnuma's numbering with (issue 22).
+packages=(cmake make g++ clang libomp-dev libhwloc-dev hwloc-nox pkg-config libgtest-dev util-linux qemu-system-x86
   nlohmann-json3-dev libclang-rt-14-dev openmpi-bin libopenmpi-dev python3-matplotlib likwid
   libbenchmark-tools python3-scipy)
 missing=()
