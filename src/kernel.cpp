@@ -5,6 +5,7 @@
 #include <ccnuma/topology.hpp>
 
 #include <linux/mempolicy.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -172,6 +173,12 @@ int move_pages(std::size_t count, void** pages, const int* to, int* status, int 
     if (rc < 0) return errno;
     if (not_migrated) *not_migrated = static_cast<std::size_t>(rc);
     return 0;
+}
+
+std::optional<std::size_t> thread_rlimit() noexcept {
+    rlimit r{};
+    if (::getuid() == 0 || ::getrlimit(RLIMIT_NPROC, &r) != 0 || r.rlim_cur == RLIM_INFINITY) return std::nullopt;
+    return static_cast<std::size_t>(r.rlim_cur);
 }
 
 }  // namespace ccnuma::detail

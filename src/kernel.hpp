@@ -66,4 +66,9 @@ int get_thread_policy(int& mode, std::vector<unsigned>& nodes);
 int move_pages(std::size_t count, void** pages, const int* to, int* status, int flags,
                std::size_t* not_migrated = nullptr);
 
+/// The soft RLIMIT_NPROC (`ulimit -u`) where the kernel enforces it on this process: threads
+/// count against it, and libomp aborts when it cannot start one. Empty when unlimited, and for
+/// root, whom the kernel exempts.
+std::optional<std::size_t> thread_rlimit() noexcept;
+
 }  // namespace ccnuma::detail

@@ -2,6 +2,8 @@
 
 #include "team.hpp"
 
+#include "kernel.hpp"
+
 #include <ccnuma/detail/parallel.hpp>
 #include <ccnuma/detail/throw_error.hpp>
 
@@ -18,7 +20,12 @@ namespace ccnuma::detail {
 
 int max_team_threads() noexcept {
     const int per_cpu = 64 * std::max(1, omp_get_num_procs());
-    return std::max(1, std::min(omp_get_thread_limit(), std::max(256, per_cpu)));
+    int limit = std::min(omp_get_thread_limit(), std::max(256, per_cpu));
+    // A team beyond `ulimit -u` cannot start: libomp aborts the process. The user's other
+    // processes count too, which this cannot see, so this bound is necessary, not sufficient.
+    if (const auto nproc = thread_rlimit())
+        limit = static_cast<int>(std::min<std::size_t>(static_cast<std::size_t>(limit), *nproc > 1 ? *nproc - 1 : 1));
+    return std::max(1, limit);
 }
 
 int team_size(const schedule& s, std::string_view operation) {
@@ -29,7 +36,7 @@ int team_size(const schedule& s, std::string_view operation) {
         throw_error(errc::invalid_argument,
                     std::string(operation) + ": a team of " + std::to_string(s.threads) +
                         " threads is more than this process can start (valid: threads(1) to threads(" +
-                        std::to_string(limit) + "), 64 per available CPU and at most OMP_THREAD_LIMIT, or 0 for "
+                        std::to_string(limit) + "), 64 per available CPU, at most OMP_THREAD_LIMIT and below ulimit -u, or 0 for "
                         "the OpenMP default of " + std::to_string(requested_team_size(0)) + ")");
     return static_cast<int>(requested);
 }

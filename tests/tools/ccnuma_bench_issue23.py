@@ -356,6 +356,28 @@ def item14(binary):
         rc, _, err = run([binary, "triad", "--threads", "4"] + TINY, env)
         check(rc == 0, "Issue23_14: --threads 4 within OMP_THREAD_LIMIT=4 runs: %r" % err)
         print("ok: Issue23_14 --threads 4 runs under OMP_THREAD_LIMIT=4")
+    # ulimit -u (prlimit --nproc): threads count against RLIMIT_NPROC, which the kernel enforces on everyone but
+    # root, so the case runs as nobody (setpriv) when the test runs as root. The limit is
+    # applied whatever the CPU count: -t 150 is refused under ulimit -u 100, -t 4 runs.
+    prefix = []
+    if os.geteuid() == 0:
+        prefix = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--inh-caps=-all"]
+    with tempfile.TemporaryDirectory() as tmp:
+        os.chmod(tmp, 0o777)
+        out = os.path.join(tmp, "u.json")
+        limit = ["prlimit", "--nproc=100:100", "--"]
+        env = dict(os.environ)
+        env.pop("OMP_THREAD_LIMIT", None)
+        rc, _, err = run(prefix + limit + [binary, "triad", "--threads", "150"] + TINY +
+                         ["--json", out], env)
+        check(rc == 1, "Issue23_14 ulimit -u 100, --threads 150: exit %d, not 1: %r" % (rc, err))
+        line = one_line(err, "ccnuma-bench: ", "Issue23_14 ulimit -u")
+        check("a team of 150 threads" in line and "threads(99)" in line and "ulimit -u" in line,
+              "Issue23_14 ulimit -u: %r" % line)
+        check(not os.path.exists(out), "Issue23_14 ulimit -u: a refused run wrote %s" % out)
+        rc, _, err = run(prefix + limit + [binary, "triad", "--threads", "4"] + TINY, env)
+        check(rc == 0, "Issue23_14 ulimit -u 100, --threads 4 runs: %r" % err)
+        print("ok: Issue23_14 under ulimit -u 100 a team of 150 is refused (limit 99), 4 runs")
 
 
 def main():

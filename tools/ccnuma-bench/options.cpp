@@ -149,7 +149,7 @@ kernels:
 options:
   -n, --n SIZES        sizes: "1e6", "1000,1e6" or a range "1e3:1e8:4/decade"
   -t, --threads LIST   thread counts, e.g. "1,2" or "1-4" (default: OMP_NUM_THREADS or all), each
-                       within the library's team limit (64 per available CPU, OMP_THREAD_LIMIT)
+                       within the library's team limit (64 per CPU, OMP_THREAD_LIMIT, ulimit -u)
   -b, --bind SPEC      bind with a ccnuma plan, e.g. "2,scatter" (its team size is the thread count)
   -p, --policy P       placement of the ccnuma containers: first_touch, blocked, interleave[:NODES],
                        on_node:N, preferred:N (default first_touch)
