@@ -26,6 +26,8 @@ constexpr std::string_view node_set_syntax =
 // The kernel's numbers for the modes newer than Debian 12's <linux/mempolicy.h>.
 constexpr int mpol_preferred_many = 5;
 constexpr int mpol_weighted_interleave = 6;
+// MPOL_F_NUMA_BALANCING (Linux 5.12), also newer than some headers.
+constexpr int mpol_f_numa_balancing = 1 << 13;
 
 std::string name(memory_policy::mode m) {
     switch (m) {
@@ -56,6 +58,9 @@ void check_shape(const memory_policy& p, const std::string& what) {
               " (use interleave or bind for several)";
     else if (p.kind != mode::local && p.nodes.empty())
         why = name(p.kind) + " needs at least one node";
+    else if (p.numa_balancing && p.kind != mode::bind && p.kind != mode::preferred_many)
+        why = "NUMA balancing (MPOL_F_NUMA_BALANCING) goes with bind or preferred_many, not " + name(p.kind) +
+              " (numactl ignores --balancing there)";
     if (!why.empty()) detail::throw_error(errc::invalid_argument, what + ": " + why);
 }
 
@@ -132,12 +137,15 @@ memory_policy memory_policy::parse(mode kind, std::string_view node_set, std::sp
 }
 
 std::string memory_policy::to_string() const {
-    return nodes.empty() ? name(kind) : name(kind) + "(" + format_list(nodes) + ")";
+    return (nodes.empty() ? name(kind) : name(kind) + "(" + format_list(nodes) + ")") +
+           (numa_balancing ? "+balancing" : "");
 }
 
 std::string memory_policy::to_json() const {
     detail::json_writer w;
-    w.begin_object().key("mode").value(name(kind)).key("nodes").values(sorted_unique(nodes)).end_object();
+    w.begin_object().key("mode").value(name(kind)).key("nodes").values(sorted_unique(nodes));
+    if (numa_balancing) w.key("numa_balancing").value(true);
+    w.end_object();
     return w.str();
 }
 
@@ -153,7 +161,8 @@ void set_memory_policy(const memory_policy& p) {
                             : p.kind == mode::preferred_many      ? mpol_preferred_many
                             : p.kind == mode::weighted_interleave ? mpol_weighted_interleave
                                                                   : MPOL_DEFAULT;
-    if (const int err = detail::set_thread_policy(kernel_mode, p.nodes)) {
+    const int flags = p.numa_balancing ? mpol_f_numa_balancing : 0;
+    if (const int err = detail::set_thread_policy(kernel_mode | flags, p.nodes)) {
         // A kernel without the mode answers EINVAL, as for a bad argument; the shape and the
         // nodes are checked above, so here it means the mode.
         if (err == EINVAL && kernel_mode == mpol_preferred_many)
@@ -164,6 +173,11 @@ void set_memory_policy(const memory_policy& p) {
             detail::throw_error(errc::not_supported,
                                 what + ": this kernel lacks MPOL_WEIGHTED_INTERLEAVE (Linux 6.9 or later); use "
                                        "interleave");
+        // Shape and nodes are checked above, and bind is in every kernel: so it is the flag.
+        if (err == EINVAL && flags != 0)
+            detail::throw_error(errc::not_supported,
+                                what + ": this kernel refuses MPOL_F_NUMA_BALANCING with " + name(p.kind) +
+                                    " (bind needs Linux 5.12, preferred_many a later kernel); drop --balancing");
         detail::throw_system_error(err, what + ": set_mempolicy failed");
     }
 }
@@ -173,17 +187,19 @@ memory_policy current_memory_policy() {
     std::vector<unsigned> nodes;
     if (const int err = detail::get_thread_policy(kernel_mode, nodes))
         detail::throw_system_error(err, "current_memory_policy: get_mempolicy failed");
-    // The optional flags (MPOL_F_STATIC_NODES...) only say how the nodes follow cpuset changes.
-    kernel_mode &= ~MPOL_MODE_FLAGS;
+    // The optional flags (MPOL_F_STATIC_NODES...) only say how the nodes follow cpuset changes;
+    // MPOL_F_NUMA_BALANCING says more and is kept.
+    const bool balancing = (kernel_mode & mpol_f_numa_balancing) != 0;
+    kernel_mode &= ~(MPOL_MODE_FLAGS | mpol_f_numa_balancing);
     switch (kernel_mode) {
         case MPOL_DEFAULT:
         case MPOL_LOCAL: return memory_policy::local();
         case MPOL_PREFERRED:
             // Preferred without a node is the kernel's own spelling of local allocation.
             return nodes.empty() ? memory_policy::local() : memory_policy{memory_policy::mode::preferred, std::move(nodes)};
-        case MPOL_BIND: return memory_policy::bind(std::move(nodes));
+        case MPOL_BIND: return memory_policy::bind(std::move(nodes)).with_balancing(balancing);
         case MPOL_INTERLEAVE: return memory_policy::interleave(std::move(nodes));
-        case mpol_preferred_many: return memory_policy::preferred_many(std::move(nodes));
+        case mpol_preferred_many: return memory_policy::preferred_many(std::move(nodes)).with_balancing(balancing);
         case mpol_weighted_interleave: return memory_policy::weighted_interleave(std::move(nodes));
         default: break;
     }

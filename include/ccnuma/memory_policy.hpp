@@ -37,6 +37,13 @@ struct memory_policy {
     };
     mode kind = mode::local;
     std::vector<unsigned> nodes;  ///< OS node indices, ascending: none for local, one for preferred
+    /// MPOL_F_NUMA_BALANCING (numactl --balancing, Linux 5.12): the kernel's NUMA balancing may
+    /// still migrate pages among `nodes` towards the CPUs that use them. bind only (and
+    /// preferred_many where the kernel takes it); it does nothing while
+    /// /proc/sys/kernel/numa_balancing is 0.
+    ///
+    ///     auto p = ccnuma::memory_policy::bind({0, 1}).with_balancing();  // "bind(0-1)+balancing"
+    bool numa_balancing = false;
 
     static memory_policy local() { return {}; }
     static memory_policy bind(std::vector<unsigned> nodes) { return {mode::bind, std::move(nodes)}; }
@@ -55,10 +62,18 @@ struct memory_policy {
     static memory_policy parse(mode kind, std::string_view node_set);
     static memory_policy parse(mode kind, std::string_view node_set, std::span<const unsigned> allowed);
 
+    /// This policy with MPOL_F_NUMA_BALANCING set (see numa_balancing).
+    memory_policy with_balancing(bool on = true) const {
+        memory_policy p = *this;
+        p.numa_balancing = on;
+        return p;
+    }
+
     /// "local", "bind(2-3)", "interleave(0-3)", "preferred(1)", "preferred_many(0-1)",
-    /// "weighted_interleave(0-3)"; "mode 42" for a value outside the enumeration.
+    /// "weighted_interleave(0-3)", "bind(0-1)+balancing"; "mode 42" for a value outside the
+    /// enumeration.
     std::string to_string() const;
-    /// {"mode":"interleave","nodes":[0,1,2,3]}
+    /// {"mode":"interleave","nodes":[0,1,2,3]}, and "numa_balancing":true where it is set
     std::string to_json() const;
 
     friend bool operator==(const memory_policy&, const memory_policy&) = default;
@@ -89,8 +104,9 @@ std::vector<unsigned> parse_node_set(std::string_view text, std::span<const unsi
 /// runtime's pool, so call it before the first parallel region (or let ccnuma-run set it).
 /// Throws ccnuma::error for a node that is not allowed, for preferred with other than one node,
 /// for bind, interleave, preferred_many or weighted_interleave with none, for a mode value
-/// outside the enumeration, and when the kernel refuses (errc::not_supported where it lacks
-/// preferred_many or weighted_interleave).
+/// outside the enumeration, for numa_balancing with a mode other than bind or preferred_many,
+/// and when the kernel refuses (errc::not_supported where it lacks preferred_many,
+/// weighted_interleave or MPOL_F_NUMA_BALANCING with this mode).
 void set_memory_policy(const memory_policy& p);
 
 /// The calling thread's default memory policy (get_mempolicy(2)). MPOL_LOCAL, and MPOL_PREFERRED
