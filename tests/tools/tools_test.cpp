@@ -16,6 +16,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -338,7 +339,7 @@ TEST(Issue17, RunEmptyValuesAreUsageErrors) {
     expect_error_status(run("CCNUMA_BIND=2,scatter " + run_tool + " --bind '' --print-plan"), 2,
                         "--bind needs a spec, e.g. --bind 4,scatter (the value given is empty)");
     expect_error_status(run(run_tool + " --bind= --print-plan"), 2, "--bind= needs a spec");
-    expect_error_status(run(run_tool + " -b '' --print-plan"), 2, "--bind needs a spec");
+    expect_error_status(run(run_tool + " -B '' --print-plan"), 2, "--bind needs a spec");
     expect_error_status(run(run_tool + " --membind '' echo ran"), 2, "--membind needs a node set, e.g. --membind 0-1");
     expect_error_status(run(run_tool + " --membind= echo ran"), 2, "--membind= needs a node set, e.g. --membind=0-1");
     expect_error_status(run(run_tool + " -C '' echo ran"), 2, "--physcpubind needs a CPU list");
@@ -362,7 +363,7 @@ TEST(Issue17, RunParsesOptionsAsGetoptLongDoes) {
     expect_error_status(run(run_tool + " --pre 0 echo ran"), 2,
                         "ambiguous option \"--pre\" (could be --preferred, --preferred-many)");
     expect_error_status(run(run_tool + " --verify=yes echo ran"), 2, "option \"--verify=yes\" takes no value");
-    expect_error_status(run(run_tool + " -x echo ran"), 2, "unknown option \"-x\"");
+    expect_error_status(run(run_tool + " -k echo ran"), 2, "unknown option \"-k\"");
     // The command's own options are its own.
     const auto r = run(run_tool + " -l -- echo -n -i");
     EXPECT_EQ(r.status, 0) << r.err;
@@ -427,7 +428,12 @@ TEST(Issue17, RunSpeaksNumactl) {
     // -s/--show, as numactl --show prints it, and as JSON.
     const auto shown = run(run_tool + " --interleave=" + node + " -- " + run_tool + " --show");
     ASSERT_EQ(shown.status, 0) << shown.err;
-    EXPECT_EQ(shown.out.rfind("policy: interleave(" + node + ")\nphyscpubind: ", 0), 0u) << shown.out;
+    EXPECT_EQ(shown.out.rfind("policy: interleave\npreferred node: " + node + " (interleave next)\ninterleavemask: " +
+                                  node + " \ninterleavenode: " + node + "\nphyscpubind: ",
+                              0),
+              0u)
+        << shown.out;
+    EXPECT_NE(shown.out.find("\nccnuma policy: interleave(" + node + ")\n"), std::string::npos) << shown.out;
     EXPECT_NE(shown.out.find("\nmembind: "), std::string::npos);
     EXPECT_NE(shown.out.find("\nbinding spec: none\n"), std::string::npos) << shown.out;
     const auto shown_json = run("CCNUMA_BIND=1,compact " + run_tool + " -s --json");
@@ -662,3 +668,111 @@ TEST(Run, Issue12_4_RestrictedXmlPlansOnTheAllowedPart) {
 }
 
 }  // namespace
+
+// --- issue 24: likwid-pin expressions, hwloc locations, numactl's letters ---------------------
+
+// numactl's short letters mean numactl's options; ccnuma's own take letters numactl leaves free.
+TEST(Issue24, RunShortLettersAreNumactls) {
+    const std::string node = std::to_string(ccnuma::topology::current().allowed_nodes().front());
+    // -b is --balancing: the policy the command inherits carries MPOL_F_NUMA_BALANCING.
+    const auto balanced = run(run_tool + " -b -m " + node + " -- " + run_tool + " -s");
+    ASSERT_EQ(balanced.status, 0) << balanced.err;
+    EXPECT_EQ(balanced.out.rfind("policy: bind\npreferred node: " + node + "\n", 0), 0u) << balanced.out;
+    EXPECT_NE(balanced.out.find("\nmembind: " + node + " \n"), std::string::npos) << balanced.out;
+    EXPECT_NE(balanced.out.find("\nnuma balancing: on (MPOL_F_NUMA_BALANCING)\n"), std::string::npos) << balanced.out;
+    expect_error_status(run(run_tool + " -b -i all true"), 2, "--balancing goes with --membind");
+    expect_error_status(run(run_tool + " --balancing true"), 2, "--balancing goes with --membind");
+    // -B is --bind; --cpubind is numactl's old --cpunodebind.
+    EXPECT_EQ(run(run_tool + " -B 1,compact -n").out, run(run_tool + " --bind 1,compact --print-plan").out);
+    EXPECT_EQ(run(run_tool + " --cpubind " + node + " -B 1,compact -n -j").out,
+              run(run_tool + " -N " + node + " --bind 1,compact --print-plan --json").out);
+    // -a plans on the cgroup's CPUs whatever the affinity mask.
+    const auto all = run("taskset -c 0 " + run_tool + " -a -B 1,scatter -n -j");
+    ASSERT_EQ(all.status, 0) << all.err;
+    EXPECT_EQ(nlohmann::json::parse(all.out).at("threads").size(), 1u);
+}
+
+// --show: numactl's labels and meanings first (policy: default; membind lists the policy's nodes).
+TEST(Issue24, RunShowPrintsNumactlsLabels) {
+    const auto plain = run(run_tool + " -s");
+    ASSERT_EQ(plain.status, 0) << plain.err;
+    EXPECT_EQ(plain.out.rfind("policy: default\npreferred node: current\nphyscpubind: ", 0), 0u) << plain.out;
+    const std::string labels[] = {"\ncpubind: ", "\nnodebind: ", "\nmembind: ", "\npreferred: \n", "\nccnuma policy: local\n",
+                                  "\nnuma balancing: off\n", "\nbinding spec: none\n"};
+    std::size_t at = 0;
+    for (const auto& l : labels) {
+        const auto found = plain.out.find(l, at);
+        EXPECT_NE(found, std::string::npos) << l << " in order in " << plain.out;
+        if (found != std::string::npos) at = found;
+    }
+    // -H: numactl's layout.
+    const auto hw = run(run_tool + " -H");
+    ASSERT_EQ(hw.status, 0) << hw.err;
+    EXPECT_EQ(hw.out.rfind("available: ", 0), 0u) << hw.out;
+    EXPECT_NE(hw.out.find(" cpus:"), std::string::npos);
+    EXPECT_NE(hw.out.find(" size: "), std::string::npos);
+    EXPECT_NE(hw.out.find("\nnode distances:\nnode "), std::string::npos) << hw.out;
+}
+
+// hwloc locations where CPUs or nodes are taken, numbered as lstopo numbers them.
+TEST(Issue24, RunTakesHwlocLocations) {
+    const std::string machine = run_tool + " -x 'pack:2 numa:2 core:2 pu:2' ";
+    const auto pus = [&](const std::string& args) {
+        const auto r = run(machine + args + " -n -j");
+        EXPECT_EQ(r.status, 0) << args << ": " << r.err;
+        std::vector<unsigned> out;
+        if (r.status == 0) {
+            const auto doc = nlohmann::json::parse(r.out);
+            for (const auto& t : doc.at("threads")) out.push_back(t.at("pu"));
+        }
+        std::sort(out.begin(), out.end());
+        return out;
+    };
+    EXPECT_EQ(pus("-C core:1-2 -B 4,compact"), (std::vector<unsigned>{2, 3, 4, 5}));
+    EXPECT_EQ(pus("-C package:1.core:1 -B 2,compact"), (std::vector<unsigned>{10, 11}));
+    EXPECT_EQ(pus("-N numa:3 -B 1,compact"), (std::vector<unsigned>{12}));
+    EXPECT_EQ(pus("-C 0x30 -B 2,compact"), (std::vector<unsigned>{4, 5}));
+    const auto policy = [&](const std::string& args) { return run(machine + args + " -n").out; };
+    EXPECT_EQ(policy("-m numa:1"), "memory policy: bind(1)\n");
+    EXPECT_EQ(policy("-i package:1"), "memory policy: interleave(2-3)\n");
+    EXPECT_EQ(policy("-p numa:2"), "memory policy: preferred(2)\n");
+    EXPECT_EQ(policy("-m +0"), "memory policy: bind(0)\n");  // numactl's relative sets still work
+    const auto env = run("CCNUMA_CPUSET=package:1 " + machine + "-B 1,compact -n -j");
+    ASSERT_EQ(env.status, 0) << env.err;
+    EXPECT_EQ(nlohmann::json::parse(env.out).at("threads").at(0).at("pu"), 8);
+    expect_one_line_error(run(machine + "-C core:9 -B 1,compact -n"), "ccnuma-run",
+                          "hwloc location \"core:9\": core:9 at position 0 does not exist: there are 8 cores there");
+}
+
+// likwid-pin's -c: threads pinned in the expression's order through OMP_PLACES.
+TEST(Issue24, RunCpusFollowsLikwidPin) {
+    const std::string machine = run_tool + " -x 'pack:2 core:4 pu:2' ";
+    const auto r = run(machine + "-c S1:0-1@S0:0 -n -j");
+    ASSERT_EQ(r.status, 0) << r.err;
+    std::vector<unsigned> pus;
+    const auto doc = nlohmann::json::parse(r.out);
+    for (const auto& t : doc.at("threads")) pus.push_back(t.at("pu"));
+    EXPECT_EQ(pus, (std::vector<unsigned>{8, 10, 0}));
+    const auto text = run(machine + "-c E:N:4:1:2 -n");
+    EXPECT_NE(text.out.find("\nOMP_NUM_THREADS=4\nOMP_PLACES={0},{2},{4},{6}\nOMP_PROC_BIND=close\n"), std::string::npos)
+        << text.out;
+    // On this host the command runs pinned: thread 0 of the command sees the expression's CPUs.
+    const auto host = run(run_tool + " -c N:0 -- sh -c 'echo $OMP_PLACES $OMP_NUM_THREADS'");
+    EXPECT_EQ(host.status, 0) << host.err;
+    EXPECT_EQ(host.out, "{" + std::to_string(ccnuma::topology::current().allowed_cpus().front()) + "} 1\n");
+    expect_one_line_error(run(machine + "-c S2:0 -n"), "ccnuma-run",
+                          "likwid-pin would use socket S2, but this process's part of the machine has 2 (S0-S1)");
+    expect_error_status(run(machine + "-c N:0 -B 1,compact -n"), 2, "give --bind or --cpus, not both");
+}
+
+// One line naming the ccnuma form when the other tool's syntax comes where one is expected.
+TEST(Issue24, RunHintsAtTheOtherToolsSyntax) {
+    const std::string machine = run_tool + " -x 'pack:2 core:4 pu:2' ";
+    expect_one_line_error(run(machine + "-C S0:0-1 -B 2,compact -n"), "ccnuma-run",
+                          "--physcpubind \"S0:0-1\" is likwid-pin syntax: give it as --cpus S0:0-1 (-c; threads pinned "
+                          "in its order), or here as --physcpubind 0,2");
+    expect_one_line_error(run(machine + "-c core:0-1 -n"), "ccnuma-run",
+                          "--cpus \"core:0-1\" is an hwloc location, and --cpus takes likwid-pin expressions: give it "
+                          "as --physcpubind core:0-1 (-C), or as --cpus 0-3");
+    expect_one_line_error(run(machine + "-m M1:0 -n"), "ccnuma-run", "--membind \"M1:0\" is likwid-pin syntax");
+}

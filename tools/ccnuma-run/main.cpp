@@ -5,6 +5,8 @@
 #include "../common/cli.hpp"
 
 #include <ccnuma/ccnuma.hpp>
+#include <ccnuma/cpu_expression.hpp>
+#include <ccnuma/cpu_location.hpp>
 #include <ccnuma/detail/parallel.hpp>
 
 #include <getopt.h>
@@ -34,27 +36,34 @@ namespace {
 
 // %s: the strategies, from the library's one list.
 constexpr const char* usage =
-    "usage: ccnuma-run [--bind SPEC] [--oversubscribe] [--physcpubind CPUS | --cpunodebind NODES]\n"
-    "                  [--interleave NODES | --weighted-interleave NODES | --membind NODES |\n"
-    "                   --preferred NODE | --preferred-many NODES | --localalloc]\n"
+    "usage: ccnuma-run [--bind SPEC | --cpus EXPR] [--oversubscribe] [--physcpubind CPUS | --cpunodebind NODES]\n"
+    "                  [--interleave NODES | --weighted-interleave NODES | --membind NODES [--balancing] |\n"
+    "                   --preferred NODE | --preferred-many NODES | --localalloc] [--all]\n"
     "                  [--print-plan [--json]] [--verify] [--quiet] [--] [command [args...]]\n"
-    "       ccnuma-run --show [--json] | --help | --version\n"
+    "       ccnuma-run --show [--json] | --hardware | --help | --version\n"
     "  SPEC is N,strategy[,N,strategy]... with strategies %s\n"
     "  (default: $CCNUMA_BIND, else $OMP_NESTING_TEAM_SIZE).\n"
     "  NODES is a node set as numactl takes it: all, 0-2,4, +0-1 (relative to the allowed\n"
-    "  nodes), !3 (every allowed node but 3). CPUS is a CPU list in the same syntax.\n"
-    "  -b, --bind SPEC            the binding spec (once)\n"
-    "  --print-plan               print the plan (and the OpenMP variables, the memory policy) and run nothing\n"
-    "  --json                     with --print-plan or --show: one JSON object\n"
-    "  --verify                   check inside every thread that it runs on its planned PU, then run the command\n"
-    "  --oversubscribe            allow more threads than allowed PUs\n"
+    "  nodes), !3 (every allowed node but 3), or an hwloc location (numa:1, package:0).\n"
+    "  CPUS is a CPU list in the same syntax, or an hwloc location as hwloc-calc takes it\n"
+    "  (core:0-3, pu:3, package:0.core:1, core:all, 0x3; logical indexes as lstopo shows them).\n"
+    "  EXPR is a likwid-pin expression: 0,2-3, N:0-3, S0:0-1@S1:0-1, M1:0, E:N:4:1:2, S:scatter.\n"
+    "  -B, --bind SPEC            the binding spec (once)\n"
+    "  -c, --cpus EXPR            pin thread i to the i-th CPU of EXPR, as likwid-pin -c does\n"
+    "  -n, --print-plan           print the plan (and the OpenMP variables, the memory policy) and run nothing\n"
+    "  -j, --json                 with --print-plan or --show: one JSON object\n"
+    "  -y, --verify               check inside every thread that it runs on its planned PU, then run the command\n"
+    "  -O, --oversubscribe        allow more threads than allowed PUs\n"
     "  -q, --quiet                no notes on stderr\n"
-    "  -s, --show                 show this process's CPUs, nodes, memory policy and binding spec\n"
-    "  --input FILE|SYNTHETIC     plan for another machine, as lstopo -i (an hwloc XML export or a\n"
+    "  -s, --show                 show this process's policy and CPUs as numactl --show does, then ccnuma's own\n"
+    "  -H, --hardware             show the nodes, their CPUs, memory and distances as numactl -H does\n"
+    "  -a, --all                  CPU lists and the plan ignore the affinity mask (taskset): every CPU the\n"
+    "                             cgroup allows, as numactl -a\n"
+    "  -x, --input FILE|SYNTHETIC plan for another machine, as lstopo -i (an hwloc XML export or a\n"
     "                             synthetic description; as CCNUMA_TOPOLOGY; -i is --interleave)\n"
     "CPUs of the command (at most one; the plan is made on them):\n"
     "  -C, --physcpubind CPUS     only these CPUs\n"
-    "  -N, --cpunodebind NODES    only the CPUs of these nodes\n"
+    "  -N, --cpunodebind NODES    only the CPUs of these nodes (--cpubind, numactl's old name)\n"
     "memory policy of the command (at most one; with one, the binding spec is optional):\n"
     "  -i, --interleave NODES           pages round-robin over NODES\n"
     "  -w, --weighted-interleave NODES  pages over NODES by the kernel's node weights (Linux 6.9)\n"
@@ -62,6 +71,8 @@ constexpr const char* usage =
     "  -p, --preferred NODE             pages on NODE while it has free memory, then elsewhere\n"
     "  -P, --preferred-many NODES       pages on the nearest of NODES with free memory (Linux 5.15)\n"
     "  -l, --localalloc                 pages on the node of the CPU that first writes them\n"
+    "  -b, --balancing                  with --membind (or --preferred-many): the kernel's NUMA balancing\n"
+    "                                   may move pages among NODES (MPOL_F_NUMA_BALANCING, Linux 5.12)\n"
     "Options take their value as --opt VALUE, --opt=VALUE, -o VALUE or -oVALUE; unique prefixes\n"
     "of long options work (--inter).\n"
     "exit status: the command's own; 2 usage error, 1 bad spec, node set or topology, 3 binding\n"
@@ -91,10 +102,12 @@ struct cpu_option {
 
 struct options {
     std::optional<std::string> spec;
+    std::optional<std::string> expression;  // --cpus: a likwid-pin expression
     std::string input;  // --input: another machine's topology, as lstopo -i (no -i: numactl's --interleave)
     std::optional<memory_option> memory;
     std::optional<cpu_option> cpus;
     bool oversubscribe = false, print_plan = false, json = false, verify = false, quiet = false, show = false;
+    bool balancing = false, hardware = false, all = false;
     std::vector<char*> command;
 };
 
@@ -106,10 +119,9 @@ struct value_option {
     const char* example;
 };
 
-enum long_only : int { opt_oversubscribe = 256, opt_print_plan, opt_json, opt_verify, opt_input };
-
 constexpr value_option value_options[] = {
-    {'b', "--bind", "a spec", "4,scatter"},
+    {'B', "--bind", "a spec", "4,scatter"},
+    {'c', "--cpus", "a likwid-pin expression", "S0:0-3"},
     {'i', "--interleave", "a node set", "all"},
     {'w', "--weighted-interleave", "a node set", "all"},
     {'m', "--membind", "a node set", "0-1"},
@@ -117,7 +129,7 @@ constexpr value_option value_options[] = {
     {'P', "--preferred-many", "a node set", "0-1"},
     {'C', "--physcpubind", "a CPU list", "0-3"},
     {'N', "--cpunodebind", "a node set", "0"},
-    {opt_input, "--input", "an hwloc XML file or a synthetic description", "machine.xml"},
+    {'x', "--input", "an hwloc XML file or a synthetic description", "machine.xml"},
 };
 
 const value_option& describe(int val) {
@@ -158,7 +170,12 @@ std::string unknown_option(int argc, char** argv, const option* longs) {
 options parse(int argc, char** argv) {
     using mode = ccnuma::memory_policy::mode;
     static const option longs[] = {
-        {"bind", required_argument, nullptr, 'b'},
+        {"bind", required_argument, nullptr, 'B'},
+        {"cpus", required_argument, nullptr, 'c'},
+        {"balancing", no_argument, nullptr, 'b'},
+        {"hardware", no_argument, nullptr, 'H'},
+        {"all", no_argument, nullptr, 'a'},
+        {"cpubind", required_argument, nullptr, 'N'},
         {"interleave", required_argument, nullptr, 'i'},
         {"weighted-interleave", required_argument, nullptr, 'w'},
         {"membind", required_argument, nullptr, 'm'},
@@ -168,11 +185,11 @@ options parse(int argc, char** argv) {
         {"physcpubind", required_argument, nullptr, 'C'},
         {"cpunodebind", required_argument, nullptr, 'N'},
         {"show", no_argument, nullptr, 's'},
-        {"oversubscribe", no_argument, nullptr, opt_oversubscribe},
-        {"print-plan", no_argument, nullptr, opt_print_plan},
-        {"json", no_argument, nullptr, opt_json},
-        {"verify", no_argument, nullptr, opt_verify},
-        {"input", required_argument, nullptr, opt_input},
+        {"oversubscribe", no_argument, nullptr, 'O'},
+        {"print-plan", no_argument, nullptr, 'n'},
+        {"json", no_argument, nullptr, 'j'},
+        {"verify", no_argument, nullptr, 'y'},
+        {"input", required_argument, nullptr, 'x'},
         {"quiet", no_argument, nullptr, 'q'},
         {"help", no_argument, nullptr, 'h'},
         {"version", no_argument, nullptr, 'V'},
@@ -183,7 +200,7 @@ options parse(int argc, char** argv) {
     optind = 1;
     int c = 0;
     // "+": stop at the command, whose own options are not ours; ":": tell a missing value apart.
-    while ((c = getopt_long(argc, argv, "+:b:i:w:m:p:P:lC:N:sqhV", longs, nullptr)) != -1) {
+    while ((c = getopt_long(argc, argv, "+:B:c:bHai:w:m:p:P:lC:N:snjyOx:qhV", longs, nullptr)) != -1) {
         if (c == '?') throw usage_error{unknown_option(argc, argv, longs)};
         if (c == ':') {
             const auto& v = describe(optopt);
@@ -199,11 +216,20 @@ options parse(int argc, char** argv) {
                               (glued ? "=" : " ") + v.example + " (the value given is empty)"};
         }
         switch (c) {
-            case 'b':
+            case 'B':
                 if (o.spec)
                     throw usage_error{"--bind given twice (\"" + *o.spec + "\" and \"" + value + "\"); give one spec"};
                 o.spec = value;
                 break;
+            case 'c':
+                if (o.expression)
+                    throw usage_error{"--cpus given twice (\"" + *o.expression + "\" and \"" + value +
+                                      "\"); give one expression"};
+                o.expression = value;
+                break;
+            case 'b': o.balancing = true; break;
+            case 'H': o.hardware = true; break;
+            case 'a': o.all = true; break;
             case 'i': set_memory(o, "--interleave", mode::interleave, value); break;
             case 'w': set_memory(o, "--weighted-interleave", mode::weighted_interleave, value); break;
             case 'm': set_memory(o, "--membind", mode::bind, value); break;
@@ -219,11 +245,11 @@ options parse(int argc, char** argv) {
                 break;
             }
             case 's': o.show = true; break;
-            case opt_oversubscribe: o.oversubscribe = true; break;
-            case opt_print_plan: o.print_plan = true; break;
-            case opt_json: o.json = true; break;
-            case opt_verify: o.verify = true; break;
-            case opt_input: o.input = value; break;
+            case 'O': o.oversubscribe = true; break;
+            case 'n': o.print_plan = true; break;
+            case 'j': o.json = true; break;
+            case 'y': o.verify = true; break;
+            case 'x': o.input = value; break;
             case 'q': o.quiet = true; break;
             case 'h': std::printf(usage, ccnuma::strategy_names().c_str()); std::exit(0);
             case 'V': std::printf("ccnuma-run (ccnuma) %s\n", ccnuma::library_version()); std::exit(0);
@@ -231,8 +257,21 @@ options parse(int argc, char** argv) {
         }
     }
     for (int i = optind; i < argc; ++i) o.command.push_back(argv[i]);
+    if (o.hardware) {
+        if (o.show || o.print_plan || o.verify || o.memory || o.cpus || o.spec || o.expression || !o.command.empty())
+            throw usage_error{"--hardware shows the machine and runs nothing; give it alone"};
+        return o;
+    }
+    if (o.spec && o.expression)
+        throw usage_error{"give --bind or --cpus, not both: --bind \"" + *o.spec + "\" plans the threads, --cpus \"" +
+                          *o.expression + "\" lists their CPUs"};
+    if (o.balancing && (!o.memory || (o.memory->kind != ccnuma::memory_policy::mode::bind &&
+                                      o.memory->kind != ccnuma::memory_policy::mode::preferred_many)))
+        throw usage_error{"--balancing goes with --membind (or --preferred-many): MPOL_F_NUMA_BALANCING applies to "
+                          "those policies only" +
+                          std::string(o.memory ? " (numactl ignores it with " + o.memory->name + ")" : "")};
     if (o.show) {
-        if (o.print_plan || o.verify || o.memory || o.cpus || o.spec || !o.command.empty())
+        if (o.print_plan || o.verify || o.memory || o.cpus || o.spec || o.expression || !o.command.empty())
             throw usage_error{"--show shows this process and runs nothing; give it alone (or with --json)"};
         return o;
     }
@@ -250,7 +289,7 @@ ccnuma::binding_spec spec_of(const options& o) {
     if (spec.empty() && o.verify)
         throw usage_error{"no binding spec for --verify to check: pass --bind SPEC (e.g. --bind 4,scatter) or set "
                           "CCNUMA_BIND"};
-    if (spec.empty() && !o.memory && !o.cpus)
+    if (spec.empty() && !o.memory && !o.cpus && !o.expression)
         throw usage_error{"no binding spec: pass --bind SPEC (e.g. --bind 4,scatter) or set CCNUMA_BIND, or give a "
                           "memory policy (--interleave, --membind, --preferred, --localalloc) or CPUs (--physcpubind, "
                           "--cpunodebind)"};
@@ -270,12 +309,40 @@ std::string plan_json(const std::optional<ccnuma::binding_plan>& plan, const std
     return doc.dump();
 }
 
+// Another tool's syntax where this option takes the other: one line naming the ccnuma form.
+[[noreturn]] void hint_likwid(const std::string& option, const std::string& text, const ccnuma::topology& topo) {
+    std::string cpus;
+    try {
+        cpus = ccnuma::format_list(ccnuma::cpu_expression_pus(text, topo));
+    } catch (const std::exception&) {
+    }
+    throw usage_error{option + " \"" + text + "\" is likwid-pin syntax: give it as --cpus " + text +
+                      " (-c; threads pinned in its order)" + (cpus.empty() ? "" : ", or here as " + option + " " + cpus)};
+}
+
+[[noreturn]] void hint_hwloc(const std::string& text, const ccnuma::topology& topo) {
+    std::string cpus;
+    try {
+        cpus = ccnuma::format_list(ccnuma::cpu_location_pus(text, topo));
+    } catch (const std::exception&) {
+    }
+    throw usage_error{"--cpus \"" + text + "\" is an hwloc location, and --cpus takes likwid-pin expressions: give it as "
+                      "--physcpubind " + text + " (-C)" + (cpus.empty() ? "" : ", or as --cpus " + cpus)};
+}
+
+// A node set option's value in numactl's syntax: hwloc locations become their nodes.
+std::string node_set_text(const std::string& option, const std::string& text, const ccnuma::topology& topo) {
+    if (ccnuma::is_cpu_location(text)) return ccnuma::format_list(ccnuma::cpu_location_nodes(text, topo));
+    if (ccnuma::is_cpu_expression(text)) hint_likwid(option, text, topo);
+    return text;
+}
+
 // The CPUs of --physcpubind or --cpunodebind, checked against what `topo` allows.
 std::vector<unsigned> selected_cpus(const cpu_option& c, const ccnuma::topology& topo) {
     const std::vector<unsigned> allowed = topo.allowed_cpus();
     std::vector<unsigned> cpus;
     if (c.name == "--cpunodebind") {
-        const auto nodes = ccnuma::parse_node_set(c.list, topo.allowed_nodes());
+        const auto nodes = ccnuma::parse_node_set(node_set_text(c.name, c.list, topo), topo.allowed_nodes());
         for (const auto& n : topo.numa_nodes())
             if (std::find(nodes.begin(), nodes.end(), n.os_index) != nodes.end())
                 for (unsigned cpu : n.cpus)
@@ -287,6 +354,8 @@ std::vector<unsigned> selected_cpus(const cpu_option& c, const ccnuma::topology&
                                      "} have no allowed CPU (allowed: " + ccnuma::format_list(allowed) + ")");
         return cpus;
     }
+    if (ccnuma::is_cpu_location(c.list)) return ccnuma::cpu_location_pus(c.list, topo);
+    if (ccnuma::is_cpu_expression(c.list)) hint_likwid(c.name, c.list, topo);
     // numactl's CPU list: all, a list, + for relative to the allowed CPUs, ! for all others.
     std::string_view text = c.list;
     if (text == "all") return allowed;
@@ -330,7 +399,30 @@ void set_affinity(const std::vector<unsigned>& cpus) {
                                  std::strerror(errno));
 }
 
-// numactl --show: what this process runs on and allocates from, as numactl names it.
+// numactl's name of a policy (policy_name() in numactl.c).
+std::string numactl_name(ccnuma::memory_policy::mode m) {
+    using mode = ccnuma::memory_policy::mode;
+    switch (m) {
+        case mode::local: return "default";
+        case mode::bind: return "bind";
+        case mode::interleave: return "interleave";
+        case mode::preferred: return "preferred";
+        case mode::preferred_many: return "preferred-many";
+        case mode::weighted_interleave: return "weighted-interleave";
+    }
+    return "unknown";
+}
+
+// numactl's printmask(): "label: 0 1 2 \n".
+void print_mask(const char* label, const std::vector<unsigned>& v) {
+    std::string s;
+    for (unsigned x : v) s += std::to_string(x) + " ";
+    std::printf("%s: %s\n", label, s.c_str());
+}
+
+// numactl --show: what this process runs on and allocates from, with numactl's labels and
+// meanings (libnuma's numa_get_membind: the policy's nodes under bind, else every allowed
+// node; "preferred": the policy's nodes), then ccnuma's own lines.
 int show(bool json) {
     cpu_set_t mask;
     CPU_ZERO(&mask);
@@ -348,30 +440,83 @@ int show(bool json) {
                 nodes.push_back(n.os_index);
                 break;
             }
+    std::sort(nodes.begin(), nodes.end());
     const auto policy = ccnuma::current_memory_policy();
-    const auto mems = ccnuma::parse_node_set("all");
+    using mode = ccnuma::memory_policy::mode;
+    const auto mems = policy.kind == mode::bind ? policy.nodes : ccnuma::parse_node_set("all");
     const auto spec = ccnuma::binding_spec::from_environment();
     if (json) {
         nlohmann::ordered_json doc;
         doc["schema_version"] = json_schema_version;
+        doc["policy"] = numactl_name(policy.kind);
         doc["memory_policy"] = nlohmann::ordered_json::parse(policy.to_json());
         doc["physcpubind"] = cpus;
         doc["nodebind"] = nodes;
         doc["membind"] = mems;
+        doc["preferred"] = policy.nodes;
         doc["binding_spec"] = spec.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(spec.to_string());
         std::puts(doc.dump().c_str());
         return 0;
     }
-    auto words = [](const std::vector<unsigned>& v) {
-        std::string s;
-        for (unsigned x : v) s += std::to_string(x) + " ";
-        return s;
-    };
-    std::printf("policy: %s\n", policy.to_string().c_str());
-    std::printf("physcpubind: %s\n", words(cpus).c_str());
-    std::printf("nodebind: %s\n", words(nodes).c_str());
-    std::printf("membind: %s\n", words(mems).c_str());
+    std::printf("policy: %s\n", numactl_name(policy.kind).c_str());
+    const std::string first = policy.nodes.empty() ? "" : std::to_string(policy.nodes.front());
+    switch (policy.kind) {
+        case mode::local: std::printf("preferred node: current\n"); break;
+        case mode::interleave:
+        case mode::weighted_interleave: std::printf("preferred node: %s (interleave next)\n", first.c_str()); break;
+        case mode::preferred_many: std::printf("preferred node: %s (preferred-many)\n", first.c_str()); break;
+        default: std::printf("preferred node: %s\n", first.c_str()); break;
+    }
+    if (policy.kind == mode::interleave || policy.kind == mode::weighted_interleave) {
+        print_mask("interleavemask", policy.nodes);
+        std::printf("interleavenode: %s\n", first.c_str());
+    }
+    print_mask("physcpubind", cpus);
+    print_mask("cpubind", nodes);
+    print_mask("nodebind", nodes);
+    print_mask("membind", mems);
+    print_mask("preferred", policy.nodes);
+    // ccnuma's additions, after numactl's lines.
+    std::printf("ccnuma policy: %s\n", policy.to_string().c_str());
+    std::printf("numa balancing: %s\n", policy.numa_balancing ? "on (MPOL_F_NUMA_BALANCING)" : "off");
     std::printf("binding spec: %s\n", spec.empty() ? "none" : spec.to_string().c_str());
+    return 0;
+}
+
+// numactl -H: nodes, their CPUs, size and free memory, and the distance table, in numactl's format.
+int hardware() {
+    ccnuma::topology_options to;
+    to.use_environment = false;
+    to.use_affinity_mask = false;  // numactl -H lists each node's CPUs, whatever this process's mask
+    const auto topo = ccnuma::topology::load(to);
+    std::vector<unsigned> ids;
+    for (const auto& n : topo.numa_nodes()) ids.push_back(n.os_index);
+    std::printf("available: %zu nodes (%s)\n", ids.size(), ccnuma::format_list(ids).c_str());
+    for (const auto& n : topo.numa_nodes()) {
+        std::string cpus;
+        for (unsigned c : n.cpus) cpus += " " + std::to_string(c);
+        std::printf("node %u cpus:%s\n", n.os_index, cpus.c_str());
+        std::printf("node %u size: %llu MB\n", n.os_index, static_cast<unsigned long long>(n.memory_bytes >> 20));
+        const auto free = ccnuma::node_free_bytes(n.os_index);
+        if (free) std::printf("node %u free: %llu MB\n", n.os_index, static_cast<unsigned long long>(*free >> 20));
+        else std::printf("node %u free: <not available>\n", n.os_index);
+    }
+    auto d = topo.distances();
+    // hwloc keeps no matrix for one node; its distance to itself is the local 10 (ACPI SLIT),
+    // which numactl reads from sysfs.
+    if (d.empty() && ids.size() == 1) d = {{10}};
+    if (d.size() != ids.size() || d.empty()) {
+        std::printf("No distance information available.\n");
+        return 0;
+    }
+    std::printf("node distances:\nnode ");
+    for (unsigned i : ids) std::printf("%3u ", i);
+    std::printf("\n");
+    for (std::size_t i = 0; i < ids.size(); ++i) {
+        std::printf("%3u: ", ids[i]);
+        for (std::size_t k = 0; k < ids.size(); ++k) std::printf("%3u ", d[i][k]);
+        std::printf("\n");
+    }
     return 0;
 }
 
@@ -406,7 +551,10 @@ void export_binding(const options& o, const ccnuma::binding_spec& spec, const cc
 int run(int argc, char** argv) {
     const options o = parse(argc, argv);
     if (o.show) return show(o.json);
-    const auto spec = spec_of(o);
+    if (o.hardware) return hardware();
+    if (o.expression && o.verify)
+        throw usage_error{"--verify checks a --bind plan; --cpus pins through OMP_PLACES, which --print-plan shows"};
+    const auto spec = o.expression ? ccnuma::binding_spec{} : spec_of(o);
     const bool binds = !spec.empty();
     // libgomp binds the initial thread to its first place while loading when OMP_PROC_BIND or
     // OMP_PLACES is inherited, so our own affinity mask no longer tells what the user allowed.
@@ -415,8 +563,16 @@ int run(int argc, char** argv) {
     for (const char* v : {"OMP_PROC_BIND", "OMP_PLACES", "GOMP_CPU_AFFINITY", "KMP_AFFINITY"})
         if (!inherited && std::getenv(v) != nullptr && std::getenv("CCNUMA_CPUSET") == nullptr) inherited = v;
     ccnuma::topology_options topo_options;
-    topo_options.use_affinity_mask = inherited == nullptr;
+    topo_options.use_affinity_mask = inherited == nullptr && !o.all;
     topo_options.source = o.input;
+    // CCNUMA_CPUSET may be an hwloc location, counted as lstopo counts the cgroup's PUs.
+    if (const char* env = std::getenv("CCNUMA_CPUSET"); env != nullptr && ccnuma::is_cpu_location(env)) {
+        ccnuma::topology_options whole = topo_options;
+        whole.use_affinity_mask = false;
+        whole.use_environment = false;
+        if (whole.source.empty() && std::getenv("CCNUMA_TOPOLOGY") != nullptr) whole.source = std::getenv("CCNUMA_TOPOLOGY");
+        topo_options.cpuset = ccnuma::format_list(ccnuma::cpu_location_pus(env, ccnuma::topology::load(whole)));
+    }
     std::optional<std::vector<unsigned>> cpus;
     const ccnuma::topology topo = [&] {
         auto t = ccnuma::topology::load(topo_options);
@@ -426,6 +582,16 @@ int run(int argc, char** argv) {
         topo_options.cpuset = ccnuma::format_list(*cpus);
         return ccnuma::topology::load(topo_options);
     }();
+    // --cpus: likwid-pin's order, one place per thread.
+    std::vector<unsigned> pinned;
+    if (o.expression) {
+        if (ccnuma::is_cpu_location(*o.expression)) hint_hwloc(*o.expression, topo);
+        pinned = ccnuma::cpu_expression_pus(*o.expression, topo);
+        std::vector<unsigned> used = pinned;
+        std::sort(used.begin(), used.end());
+        used.erase(std::unique(used.begin(), used.end()), used.end());
+        cpus = used;
+    }
     if (inherited && binds && !o.quiet && !o.json)
         std::fprintf(stderr,
                      "ccnuma-run: note: %s is set, so the OpenMP runtime bound this process at start-up and its "
@@ -440,10 +606,52 @@ int run(int argc, char** argv) {
     }
     // Node sets name this machine's nodes, or with CCNUMA_TOPOLOGY those of the machine planned for.
     std::optional<ccnuma::memory_policy> memory;
-    if (o.memory)
-        memory = topo.is_this_system() ? ccnuma::memory_policy::parse(o.memory->kind, o.memory->nodes)
-                                       : ccnuma::memory_policy::parse(o.memory->kind, o.memory->nodes, topo.allowed_nodes());
+    if (o.memory) {
+        const std::string nodes =
+            o.memory->kind == ccnuma::memory_policy::mode::local ? "" : node_set_text(o.memory->name, o.memory->nodes, topo);
+        memory = topo.is_this_system() ? ccnuma::memory_policy::parse(o.memory->kind, nodes)
+                                       : ccnuma::memory_policy::parse(o.memory->kind, nodes, topo.allowed_nodes());
+        if (o.balancing) memory = memory->with_balancing();
+    }
+    std::vector<ccnuma::omp_variable> pin_variables;
+    if (o.expression) {
+        std::string places;
+        for (unsigned pu : pinned) places += (places.empty() ? "{" : ",{") + std::to_string(pu) + "}";
+        pin_variables = {{"OMP_NUM_THREADS", std::to_string(pinned.size())},
+                         {"OMP_PLACES", places},
+                         {"OMP_PROC_BIND", "close"}};
+    }
 
+    if (o.print_plan && o.expression) {
+        if (o.json) {
+            nlohmann::ordered_json doc;
+            doc["schema_version"] = json_schema_version;
+            doc["cpus"] = *o.expression;
+            doc["threads"] = nlohmann::ordered_json::array();
+            for (std::size_t i = 0; i < pinned.size(); ++i) {
+                const auto& pu = topo.pu(pinned[i]);
+                doc["threads"].push_back({{"thread", i},
+                                          {"pu", pinned[i]},
+                                          {"core", pu.core},
+                                          {"numa", pu.numa},
+                                          {"package", pu.package == ccnuma::no_package ? -1 : static_cast<long>(pu.package)}});
+            }
+            if (memory) doc["memory_policy"] = nlohmann::ordered_json::parse(memory->to_json());
+            std::puts(doc.dump().c_str());
+            return 0;
+        }
+        std::printf("likwid-pin expression %s: %zu threads\nthread  pu  core  numa  package\n", o.expression->c_str(),
+                    pinned.size());
+        for (std::size_t i = 0; i < pinned.size(); ++i) {
+            const auto& pu = topo.pu(pinned[i]);
+            std::printf("%6zu %3u %5u %5d %8s\n", i, pinned[i], pu.core, pu.numa,
+                        pu.package == ccnuma::no_package ? "-" : std::to_string(pu.package).c_str());
+        }
+        std::puts("");
+        for (const auto& v : pin_variables) std::printf("%s=%s\n", v.name.c_str(), v.value.c_str());
+        if (memory) std::printf("memory policy: %s\n", memory->to_string().c_str());
+        return 0;
+    }
     if (o.print_plan) {
         if (o.json) {
             std::puts(plan_json(plan, memory).c_str());
@@ -469,8 +677,13 @@ int run(int argc, char** argv) {
             ccnuma::schedule{0, static_cast<unsigned>(std::min<std::size_t>(plan->size(), UINT_MAX))},
             "plan " + spec.to_string() + " of " + std::to_string(plan->size()) + " threads");
         export_binding(o, spec, topo, omp);
+    } else if (o.expression) {
+        for (const auto& v : pin_variables) setenv(v.name.c_str(), v.value.c_str(), 1);
+        setenv("CCNUMA_CPUSET", ccnuma::format_list(*cpus).c_str(), 1);
+        set_affinity(*cpus);
+    } else if (cpus) {
+        set_affinity(*cpus);
     }
-    else if (cpus) set_affinity(*cpus);
 
     if (o.verify) {
         std::fflush(stdout);
