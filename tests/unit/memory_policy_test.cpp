@@ -260,3 +260,17 @@ TEST(Issue17, NodeSetMessagesOnAnEmptySetAndMultibyteCharacters) {
 }
 
 }  // namespace
+
+// Issue 24: numactl --balancing. The flag reaches the kernel and comes back from it; it goes
+// with bind (and preferred_many) only.
+TEST(Issue24, NumaBalancingFlagRoundTrips) {
+    const auto node = ccnuma::parse_node_set("all").front();
+    const auto p = ccnuma::memory_policy::bind({node}).with_balancing();
+    EXPECT_EQ(p.to_string(), "bind(" + std::to_string(node) + ")+balancing");
+    EXPECT_EQ(p.to_json(), "{\"mode\":\"bind\",\"nodes\":[" + std::to_string(node) + "],\"numa_balancing\":true}");
+    ccnuma::set_memory_policy(p);
+    const auto back = ccnuma::current_memory_policy();
+    ccnuma::set_memory_policy({});
+    EXPECT_EQ(back, p);
+    EXPECT_THROW(ccnuma::set_memory_policy(ccnuma::memory_policy::interleave({node}).with_balancing()), ccnuma::error);
+}
