@@ -1,5 +1,7 @@
 // The only translation unit that reads the hardware: hwloc in, a plain snapshot out.
 
+#include "topology_source.hpp"
+
 #include <ccnuma/detail/json.hpp>
 
 #include <ccnuma/detail/throw_error.hpp>
@@ -274,39 +276,6 @@ bool looks_like_path(const std::string& s) {
            (s.size() > 4 && s.compare(s.size() - 4, 4, ".xml") == 0);
 }
 
-// hwloc reports every unreadable XML as EINVAL; look at the file first so that the message
-// says why (issue 12.7): empty, not XML, a format newer than this hwloc reads, or truncated.
-void check_xml_file(const std::string& path, const std::string& source_name) {
-    const auto where = source_name + " names hwloc XML file " + detail::quote(path, 256);
-    std::ifstream in(path, std::ios::binary);
-    if (!in) detail::throw_error(errc::topology, where + ", which cannot be opened");
-    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    if (text.find_first_not_of(" \t\r\n") == std::string::npos)
-        detail::throw_error(errc::topology, where + ", which is empty (export one with: lstopo machine.xml)");
-    const auto root = text.find("<topology");
-    if (root == std::string::npos)
-        detail::throw_error(errc::topology, where + ", which holds no <topology> element: it is not an hwloc XML "
-                                                    "export (export one with: lstopo machine.xml)");
-    const auto tag_end = text.find('>', root);
-    const auto version = text.find("version=\"", root);
-    if (version != std::string::npos && (tag_end == std::string::npos || version < tag_end)) {
-        const auto begin = version + 9;
-        const auto major = std::strtoul(text.c_str() + begin, nullptr, 10);
-        if (major > HWLOC_API_VERSION >> 16) {
-            const auto stop = text.find('"', begin);
-            const auto v = text.substr(begin, stop == std::string::npos ? 8 : std::min<std::size_t>(stop - begin, 8));
-            detail::throw_error(errc::topology,
-                                where + ", which is in XML format " + detail::quote(v) + " (written by hwloc " +
-                                    std::to_string(major) + "); the hwloc " + std::to_string(HWLOC_API_VERSION >> 16) +
-                                    " library that ccnuma uses reads formats 1.x and 2.x (with hwloc 3, export "
-                                    "format 2: lstopo --of v2xml machine.xml)");
-        }
-    }
-    if (text.find("</topology>", root) == std::string::npos)
-        detail::throw_error(errc::topology, where + ", which is truncated: it ends after " +
-                                                std::to_string(text.size()) + " bytes without </topology>");
-}
-
 // Bounds that keep every table of the snapshot small, checked before anything is built from
 // the PU numbers: an XML may carry any os_index, and 4294967295 is hwloc's "unknown".
 void check_pu_limits(hwloc_topology_t topo, const std::string& description) {
@@ -327,43 +296,6 @@ void check_pu_limits(hwloc_topology_t topo, const std::string& description) {
                                                     std::to_string(pu->os_index) + "; ccnuma supports 0 to " +
                                                     std::to_string(topology::max_pu_os_index));
     }
-}
-
-// The PU count a synthetic description asks for (the product of its arities), computed before
-// hwloc builds it: hwloc's own load grows faster than linearly, so an oversized description
-// is refused before it starts.
-std::size_t synthetic_pus(const std::string& text) {
-    std::size_t product = 1;
-    std::size_t i = 0;
-    while (i < text.size()) {
-        while (i < text.size() && std::isspace(static_cast<unsigned char>(text[i]))) ++i;
-        const std::size_t start = i;
-        while (i < text.size() && !std::isspace(static_cast<unsigned char>(text[i]))) ++i;
-        const std::string token = text.substr(start, i - start);
-        const auto colon = token.find(':');
-        if (colon == std::string::npos || colon == 0 || token[0] == '[') continue;
-        const auto arity = std::strtoull(token.c_str() + colon + 1, nullptr, 10);
-        if (arity == 0) continue;
-        product = arity > topology::max_pus || product > topology::max_pus / arity ? topology::max_pus + 1
-                                                                                   : product * arity;
-    }
-    return product;
-}
-
-// A format-2 hwloc XML file must hold an object of type "NUMANode"; hwloc 2 makes one up for a
-// format-1 export (v1 had none where a machine had a single memory), so only v2 is checked.
-bool xml_lacks_required_numa_node(const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
-    std::string chunk(1 << 16, '\0'), carry;
-    bool first = true;
-    while (in.read(chunk.data(), static_cast<std::streamsize>(chunk.size())) || in.gcount() > 0) {
-        const std::string text = carry + chunk.substr(0, static_cast<std::size_t>(in.gcount()));
-        if (first && text.find("<topology version=\"2") == std::string::npos) return false;
-        first = false;
-        if (text.find("\"NUMANode\"") != std::string::npos) return false;
-        carry = text.substr(text.size() > 16 ? text.size() - 16 : 0);
-    }
-    return !first;
 }
 
 const char* file_type_name(std::filesystem::file_type t) {
@@ -426,13 +358,7 @@ topology topology::load(const topology_options& options) {
     } else if (std::filesystem::is_regular_file(source, ec)) {
         t.source_ = topology_source::xml;
         t.description_ = source;
-        check_xml_file(source, source_name);
-        // hwloc prints "Topology does not contain any NUMA node, aborting!" itself and fails
-        // with a stale errno; say it in one line, before hwloc sees the file.
-        if (xml_lacks_required_numa_node(source))
-            detail::throw_error(errc::topology, "hwloc XML file " + detail::quote(source, 256) + " from " + source_name +
-                                                    " has no NUMA node, which hwloc requires (export a whole "
-                                                    "machine with: lstopo machine.xml)");
+        detail::check_xml_file(source, source_name);
         if (hwloc_topology_set_xml(raw, source.c_str()) != 0)
             detail::throw_error(errc::topology, "cannot read hwloc XML file " + detail::quote(source, 256) +
                                                     " from " + source_name +
@@ -450,15 +376,29 @@ topology topology::load(const topology_options& options) {
     } else {
         t.source_ = topology_source::synthetic;
         t.description_ = source;
-        if (synthetic_pus(source) > max_pus)
-            detail::throw_error(errc::topology, "synthetic topology " + detail::quote(source) + " in " + source_name +
-                                                    " has more than " + std::to_string(max_pus) +
-                                                    " PUs, the most ccnuma supports");
+        detail::check_synthetic(source, source_name);
         if (hwloc_topology_set_synthetic(raw, source.c_str()) != 0)
             detail::throw_error(errc::topology, "bad synthetic topology " + detail::quote(source) + " in " +
                                                     source_name +
                                                     " (expected hwloc synthetic syntax such as "
                                                     "\"pack:2 numa:2 core:8 pu:2\"; the last level must be pu)");
+    }
+    // An XML file is loaded once in a child process first: hwloc 2.9 crashes on some malformed
+    // files (an audit's fuzzer found several), and a crash must not take the program down (the
+    // OMPT tool loads the topology inside the program's OpenMP start-up). Synthetic text is
+    // parsed by hwloc with checks of its own (tests/fuzz/topology_source_fuzzer.cpp), and its
+    // large loads are too slow to do twice.
+    static thread_local bool fenced = false;
+    if (t.source_ == topology_source::xml && !source.empty() && !fenced) {
+        const std::string what = "XML file " + detail::quote(source, 256) + " from " + source_name +
+                                 ", which is malformed (check it with: lstopo --input FILE; re-export the machine "
+                                 "with: lstopo machine.xml)";
+        detail::crash_fence(
+            [&] {
+                fenced = true;
+                (void)topology::load(options);
+            },
+            what);
     }
     if (hwloc_topology_load(raw) != 0) {
         if (t.source_ == topology_source::xml)

@@ -2,12 +2,17 @@
 #include <ccnuma/topology.hpp>
 
 #include "../support/load_topology.hpp"
+#include "../../src/topology_source.hpp"
 
 #include <gtest/gtest.h>
 #include <sched.h>
 
 #include <algorithm>
 #include <chrono>
+#include <csignal>
+#include <fstream>
+#include <iterator>
+#include <stdexcept>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -214,10 +219,99 @@ TEST(Topology, Issue17_6_HundredThousandPusLoad) {
 TEST(Topology, Issue17_6_BeyondTheLimitIsRefusedBeforeLoading) {
     const auto t0 = std::chrono::steady_clock::now();
     const auto msg = load_error("pack:64 core:4096 pu:2");
-    EXPECT_NE(msg.find("has more than 262144 PUs, the most ccnuma supports"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("has a level of 4096 objects per parent (\"core:4096\")"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("at most 262144 PUs"), std::string::npos) << msg;
+    EXPECT_NE(load_error("2 2 2 2 2 2 2 2 2 2 2 2 2 2 2 2 2 2 2").find("describes more than 262144 objects at one level"),
+              std::string::npos);
     // Refused before hwloc builds the machine: loading it would take minutes, so even a slow,
     // busy sanitizer build stays far below this bound.
     EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 30.0);
+}
+
+// --- issue 23, items 9 and 10: sources from outside, bounded in time, crashes fenced off ------
+
+// Every synthetic form is sized before hwloc builds it: untyped levels, wide levels within the
+// PU limit (hwloc's time grows with objects x siblings), NUMA nodes, empty levels.
+TEST(Topology, Issue23_9_EverySyntheticFormIsSizedBeforeHwlocBuildsIt) {
+    struct refused_case {
+        const char* source;
+        const char* fragment;
+    };
+    for (const auto& c : {refused_case{"100 100 100", "describes more than 262144 objects at one level"},
+                          refused_case{"pu:6464", "has a level of 6464 objects per parent (\"pu:6464\")"},
+                          refused_case{"pack:4 core:5000 pu:1", "has a level of 5000 objects per parent"},
+                          refused_case{"pu:20000", "has a level of 20000 objects per parent"},
+                          refused_case{"pack:16 core:1024 pu:1", "has 16384 objects of 1024 siblings each at \"core:1024\""},
+                          refused_case{"numa:1025 pu:1", "has a level of 1025 objects per parent"},
+                          refused_case{"pack:4 numa:512 pu:1", "describes 2048 NUMA nodes"},
+                          refused_case{"pack:2 core:0 pu:1", "has a level of 0 objects (\"core:0\")"},
+                          refused_case{"pack:2 core:99999999999999999999 pu:1", "objects per parent"}}) {
+        const auto t0 = std::chrono::steady_clock::now();
+        const auto msg = load_error(c.source);
+        EXPECT_NE(msg.find(c.fragment), std::string::npos) << c.source << ": " << msg;
+        EXPECT_NE(msg.find("synthetic topology \"" + std::string(c.source) + "\" in topology source"), std::string::npos)
+            << msg;
+        EXPECT_EQ(msg.find('\n'), std::string::npos) << msg;
+        std::printf("%s refused in %.3f s\n", c.source,
+                    std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+    }
+    // Within the bounds, descriptions with attributes and the widest level allowed still load.
+    EXPECT_EQ(load("pack:2 core:2 pu:1(indexes=0,2,1,3)").pus().size(), 4u);
+    EXPECT_EQ(load("pack:2(memory=1GB) core:2 pu:1").pus().size(), 4u);
+    EXPECT_EQ(load("2 2 2").pus().size(), 8u);
+    EXPECT_EQ(load("pu:1024").pus().size(), 1024u);
+}
+
+std::string malformed_xml(const std::string& name, const std::string& from, const std::string& what,
+                          const std::string& with) {
+    std::ifstream in(topology_file("two-socket-snc.xml"));
+    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    const auto at = text.find(what, text.find(from));
+    if (at == std::string::npos) throw std::runtime_error("malformed_xml: no " + what);
+    text.replace(at, what.size(), with);
+    const std::string path = ::testing::TempDir() + name;
+    std::ofstream(path) << text;
+    return path;
+}
+
+// The audit's repro: an object without complete_cpuset made hwloc 2.9 dereference null inside
+// hwloc_topology_load (every tool, and programs under the OMPT tool, died of SIGSEGV).
+TEST(Topology, Issue23_10_MalformedXmlIsRefusedNotACrash) {
+    const auto no_complete = malformed_xml("no_complete_cpuset.xml", "<object type=\"Machine\"", "complete_cpuset=",
+                                           "x_cpuset=");
+    auto msg = load_error(no_complete);
+    EXPECT_NE(msg.find("line 4: an object has a cpuset but no complete_cpuset, which hwloc 2.9 crashes on"),
+              std::string::npos)
+        << msg;
+    const auto no_nodeset = malformed_xml("no_complete_nodeset.xml", "<object type=\"Package\"", "complete_nodeset=",
+                                          "x_nodeset=");
+    msg = load_error(no_nodeset);
+    EXPECT_NE(msg.find("an object has a nodeset but no complete_nodeset"), std::string::npos) << msg;
+    // Nesting no machine has (hwloc's parser recurses once per level).
+    std::string deep = "<?xml version=\"1.0\"?>\n<topology version=\"2.0\">\n";
+    for (int i = 0; i < 100000; ++i) deep += "<object type=\"Group\">";
+    for (int i = 0; i < 100000; ++i) deep += "</object>";
+    deep += "\n</topology>\n";
+    const std::string deep_path = ::testing::TempDir() + "deep.xml";
+    std::ofstream(deep_path) << deep;
+    msg = load_error(deep_path);
+    EXPECT_NE(msg.find("objects nested more than 64 levels deep"), std::string::npos) << msg;
+}
+
+// What the checks above do not know is fenced: the XML is loaded in a child first, and a child
+// that dies of a signal becomes one ccnuma::error. The fence is tried on a file that passes the
+// checks and crashes hwloc 2.9 (found by tests/fuzz/topology_source_fuzzer.cpp); where a later
+// hwloc no longer crashes on it, the load must simply succeed or throw, never crash.
+TEST(Topology, Issue23_10_ACrashInsideHwlocIsFencedOff) {
+    ccnuma::detail::crash_fence([] {}, "nothing");  // a child that finishes: no error
+    try {
+        ccnuma::detail::crash_fence([] { std::raise(SIGSEGV); }, "a test source");
+        ADD_FAILURE() << "a child that died of SIGSEGV was not reported";
+    } catch (const ccnuma::error& e) {
+        EXPECT_EQ(e.code(), ccnuma::errc::topology);
+        EXPECT_NE(std::string(e.what()).find("hwloc crashed (SIGSEGV) loading a test source"), std::string::npos)
+            << e.what();
+    }
 }
 
 // --- real machines (issue 12) ----------------------------------------------------------------
