@@ -313,7 +313,7 @@ const char* file_type_name(std::filesystem::file_type t) {
 
 topology topology::load(const topology_options& options) {
     std::string source = options.source;
-    std::string source_name = "topology source";
+    std::string source_name = options.source_name.empty() ? "topology source" : options.source_name;
     if (source.empty() && options.use_environment) {
         source = env_or_empty("CCNUMA_TOPOLOGY");
         source_name = "CCNUMA_TOPOLOGY";

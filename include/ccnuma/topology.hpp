@@ -117,6 +117,8 @@ struct topology_options {
     /// or ending in ".xml" that names no file is an error; anything else is a synthetic
     /// description.
     std::string source;
+    /// How error messages name `source` ("--input" in a tool); empty: "topology source".
+    std::string source_name;
     /// Restrict further to these PUs (list syntax "0-3,8"). Empty means CCNUMA_CPUSET if set
     /// (and use_environment), else the process affinity mask (for the system source) or all
     /// PUs (for synthetic and XML sources).

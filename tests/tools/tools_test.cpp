@@ -77,7 +77,7 @@ TEST(Golden, InfoOnAnXmlMachine) {
     EXPECT_EQ(r.out.substr(0, r.out.find("kernel (this host)")), golden("info_two_socket_snc.txt"));
     r = run("CCNUMA_TOPOLOGY=topologies/two-socket-snc.xml CCNUMA_CPUSET=0-5,9 " + info + " --json");
     ASSERT_EQ(r.status, 0) << r.err;
-    EXPECT_EQ(r.out.rfind("{\"schema_version\":1,\"topology\":", 0), 0u) << r.out;
+    EXPECT_EQ(r.out.rfind("{\"schema_version\":2,\"topology\":", 0), 0u) << r.out;
     const auto begin = r.out.find("\"topology\":") + 11;
     const auto end = r.out.find(",\"kernel\":");
     ASSERT_NE(end, std::string::npos) << r.out;
@@ -279,6 +279,53 @@ TEST(PrintPlan, ShowsTheMemoryPolicyAsTextAndJson) {
     // On this machine the node sets are this machine's allowed nodes.
     const auto here = run(run_tool + " -i all --print-plan");
     EXPECT_EQ(here.out, "memory policy: interleave(" + ccnuma::format_list(ccnuma::parse_node_set("all")) + ")\n");
+}
+
+// Issue 23, item 9: descriptions hwloc loads in minutes (untyped levels bypassed the guard; wide
+// levels within the PU limit took 15 s to over 120 s) are refused before hwloc builds them.
+TEST(Issue23, Issue23_9_SyntheticSourcesAreSizedBeforeHwlocBuildsThem) {
+    for (const auto& tool : {info, run_tool}) {
+        const std::string name = tool == info ? "ccnuma-info" : "ccnuma-run";
+        const std::string args = tool == info ? "" : " --bind 1,compact --print-plan";
+        expect_one_line_error(run("CCNUMA_TOPOLOGY='100 100 100' " + tool + args), name,
+                              "synthetic topology \"100 100 100\" in CCNUMA_TOPOLOGY describes more than 262144 objects");
+        expect_one_line_error(run("CCNUMA_TOPOLOGY=pu:6464 " + tool + args), name,
+                              "has a level of 6464 objects per parent");
+        expect_one_line_error(run("CCNUMA_TOPOLOGY='pack:4 core:5000 pu:1' " + tool + args), name,
+                              "has a level of 5000 objects per parent");
+    }
+    expect_one_line_error(run(info + " -i pu:20000"), "ccnuma-info",
+                          "synthetic topology \"pu:20000\" in --input has a level of 20000 objects per parent");
+}
+
+// Issue 23, item 10: an object without complete_cpuset made hwloc 2.9 crash inside its load, and
+// every tool with it (exit 139).
+TEST(Issue23, Issue23_10_MalformedXmlIsOneLineNotACrash) {
+    std::string text = slurp(topologies() + "/two-socket-snc.xml");
+    const auto at = text.find("complete_cpuset=", text.find("<object type=\"Machine\""));
+    ASSERT_NE(at, std::string::npos);
+    text.replace(at, 16, "x_cpuset=");
+    const std::string bad = ::testing::TempDir() + "ccnuma_no_complete_cpuset.xml";
+    std::ofstream(bad) << text;
+    for (const auto& tool : {info, run_tool}) {
+        const std::string name = tool == info ? "ccnuma-info" : "ccnuma-run";
+        const std::string args = tool == info ? "" : " --bind 1,compact --print-plan";
+        expect_one_line_error(run("CCNUMA_TOPOLOGY=" + quote(bad) + " " + tool + args), name,
+                              "an object has a cpuset but no complete_cpuset, which hwloc 2.9 crashes on");
+    }
+    expect_one_line_error(run(run_tool + " --input " + quote(bad) + " --bind 1,compact --print-plan"), "ccnuma-run",
+                          "--input names hwloc XML file");
+}
+
+// Issue 23, item 15: with --input, ccnuma-run named CCNUMA_TOPOLOGY as the source.
+TEST(Issue23, Issue23_15_InputIsNamedAsInput) {
+    const auto r = run("env -u CCNUMA_TOPOLOGY " + run_tool + " --input 'pack:2 core:2 pu:1' --bind 2,compact -- true");
+    expect_one_line_error(r, "ccnuma-run", "the topology is pack:2 core:2 pu:1 (--input), not this machine");
+    EXPECT_EQ(r.err.find("CCNUMA_TOPOLOGY"), std::string::npos) << r.err;
+    expect_one_line_error(run(run_tool + " --input 'pack:2 bogus:1' --bind 1,compact --print-plan"), "ccnuma-run",
+                          "in --input");
+    expect_one_line_error(run("CCNUMA_TOPOLOGY='pack:2 core:2 pu:1' " + run_tool + " --bind 2,compact -- true"),
+                          "ccnuma-run", "(CCNUMA_TOPOLOGY), not this machine");
 }
 
 // Issue 17, item 9: a directory, /dev/zero or a FIFO was "an XML file which does not exist", and
@@ -644,7 +691,7 @@ TEST(Info, Issue12_VersionAndSchema) {
     EXPECT_EQ(v.out, std::string("ccnuma-info ") + ccnuma::version_string + "\n");
     const auto j = run(info + " -i 'pack:2 core:2 pu:2' --json");
     ASSERT_EQ(j.status, 0) << j.err;
-    EXPECT_EQ(j.out.rfind("{\"schema_version\":1,", 0), 0u) << j.out;
+    EXPECT_EQ(j.out.rfind("{\"schema_version\":2,", 0), 0u) << j.out;
     EXPECT_NE(j.out.find("\"numa_balancing_modes\":["), std::string::npos) << j.out;
 }
 

@@ -21,7 +21,7 @@ constexpr const char* usage =
     "usage: ccnuma-info [--json] [--tree] [-i|--input FILE.xml|SYNTHETIC] [--version]\n"
     "  Shows NUMA nodes, packages, cores, caches, distances and the allowed CPUs and nodes\n"
     "  of this process, the kernel's NUMA balancing and THP settings, and warnings.\n"
-    "  --json        one JSON object instead of text (schema_version 1)\n"
+    "  --json        one JSON object instead of text (schema_version 2)\n"
     "  --tree        also print the hardware tree down to cores\n"
     "  -i, --input   describe another machine, as lstopo -i: an hwloc XML export or a\n"
     "                synthetic description such as \"pack:2 numa:2 core:8 pu:2\"\n"
@@ -31,7 +31,10 @@ constexpr const char* usage =
     "  restricts it as taskset would.\n";
 
 /// Version of the JSON document; raised when a key changes meaning or disappears.
-constexpr int json_schema_version = 1;
+// 2 (issue 22): logical indexes follow lstopo in the same restriction, a PU in no package has
+// package -1, huge_read_fault_is_huge is null where the page-flag source cannot tell, and
+// page_flags_valid is new.
+constexpr int json_schema_version = 2;
 
 // kernel.numa_balancing is a bitmask: 1 NUMA_BALANCING_NORMAL, 2 NUMA_BALANCING_MEMORY_TIERING.
 std::string balancing_modes(int value) {
@@ -50,22 +53,30 @@ std::string pad(std::string s, std::size_t w) {
     return s;
 }
 
-// What a read of untouched memory gets, said in terms of the calloc trap.
-std::string read_fault_text(ccnuma::read_fault_kind k, bool huge) {
+// What a read of untouched memory gets, said in terms of the calloc trap; the size only where
+// the page-flag source could tell it (smaps cannot tell a huge zero page from a base one).
+std::string read_fault_text(ccnuma::read_fault_kind k, bool huge, bool size_known, const ccnuma::support_info& s) {
     switch (k) {
         case ccnuma::read_fault_kind::zero_page:
-            return std::string(huge ? "huge zero page" : "shared zero page") +
+            return std::string(!size_known ? "zero page, huge or base (the page-flag source cannot tell)"
+                               : huge      ? "huge zero page"
+                                           : "shared zero page") +
                    " (reading untouched memory moves no data: the calloc trap exists here)";
         case ccnuma::read_fault_kind::private_frame:
-            return std::string(huge ? "private huge page" : "private frame") +
+            return std::string(!size_known ? "private frame, huge or base (the page-flag source cannot tell)"
+                               : huge      ? "private huge page"
+                                           : "private frame") +
                    " (no zero page: the first read places the page, on the reader's node)";
         case ccnuma::read_fault_kind::unknown: break;
     }
-    return "unknown (no pagemap or move_pages to probe with)";
+    if (!s.page_flags_valid) return "unknown (" + s.page_flags + ": every page query fails until it is fixed)";
+    if (!s.pagemap && !s.move_pages) return "unknown (no pagemap or move_pages to probe with)";
+    return "unknown (the probe could not tell)";
 }
 
 std::string page_truth_text(const ccnuma::support_info& s) {
     if (!s.pagemap) return "move_pages only (/proc/self/pagemap not readable): zero page and untouched look alike";
+    if (!s.page_flags_valid) return "none: " + s.page_flags + " (expected pagemap_scan, kpageflags or smaps)";
     std::string t = "pagemap + move_pages; zero page and THP per page from " + s.page_flags;
     if (s.page_flags == "smaps") t += " (per mapping; PAGEMAP_SCAN needs Linux >= 6.7, kpageflags CAP_SYS_ADMIN)";
     return t + (s.pfn_visible ? "" : "; PFNs hidden (no CAP_SYS_ADMIN)");
@@ -169,9 +180,11 @@ void print_text(const ccnuma::topology& t, const ccnuma::kernel_settings& k,
     std::printf("  THP              %s (defrag %s)\n", k.thp_enabled.empty() ? "not available" : k.thp_enabled.c_str(),
                 k.thp_defrag.empty() ? "-" : k.thp_defrag.c_str());
     const auto& pg = ccnuma::support();
-    std::printf("  read fault       %s\n", read_fault_text(pg.read_fault, false).c_str());
+    std::printf("  read fault       %s\n", read_fault_text(pg.read_fault, false, true, pg).c_str());
     if (pg.huge_read_fault != ccnuma::read_fault_kind::unknown)
-        std::printf("  THP read fault   %s\n", read_fault_text(pg.huge_read_fault, pg.huge_read_fault_is_huge).c_str());
+        std::printf("  THP read fault   %s\n",
+                    read_fault_text(pg.huge_read_fault, pg.huge_read_fault_is_huge, pg.huge_read_fault_size_known, pg)
+                        .c_str());
     std::printf("  page truth       %s\n", page_truth_text(pg).c_str());
 
     if (tree) {
@@ -200,10 +213,12 @@ void print_json(const ccnuma::topology& t, const ccnuma::kernel_settings& k, con
     const auto& pg = ccnuma::support();
     kernel["read_fault"] = std::string(ccnuma::to_string(pg.read_fault));
     kernel["huge_read_fault"] = std::string(ccnuma::to_string(pg.huge_read_fault));
-    kernel["huge_read_fault_is_huge"] = pg.huge_read_fault_is_huge;
+    kernel["huge_read_fault_is_huge"] =
+        pg.huge_read_fault_size_known ? json(pg.huge_read_fault_is_huge) : json(nullptr);  // null: cannot tell
     kernel["pagemap"] = pg.pagemap;
     kernel["pfn_visible"] = pg.pfn_visible;
     kernel["page_flags"] = pg.page_flags;
+    kernel["page_flags_valid"] = pg.page_flags_valid;
     if (t.source() == ccnuma::topology_source::system) {
         json free = json::array();
         for (const auto& n : t.numa_nodes()) {
@@ -264,6 +279,7 @@ int main(int argc, char** argv) {
         if (input) {
             ccnuma::topology_options o;
             o.source = *input;
+            o.source_name = "--input";
             loaded = ccnuma::topology::load(o);
         }
         const auto& topo = loaded ? *loaded : ccnuma::topology::current();

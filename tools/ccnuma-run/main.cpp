@@ -565,6 +565,7 @@ int run(int argc, char** argv) {
     ccnuma::topology_options topo_options;
     topo_options.use_affinity_mask = inherited == nullptr && !o.all;
     topo_options.source = o.input;
+    topo_options.source_name = "--input";
     // CCNUMA_CPUSET may be an hwloc location, counted as lstopo counts the cgroup's PUs.
     if (const char* env = std::getenv("CCNUMA_CPUSET"); env != nullptr && ccnuma::is_cpu_location(env)) {
         ccnuma::topology_options whole = topo_options;
@@ -669,7 +670,8 @@ int run(int argc, char** argv) {
 
     if (!topo.is_this_system())
         throw usage_error{"the topology is " + topo.description() +
-                          " (CCNUMA_TOPOLOGY), not this machine: only --print-plan is possible"};
+                          (o.input.empty() ? " (CCNUMA_TOPOLOGY)" : " (--input)") +
+                          ", not this machine: only --print-plan is possible"};
     if (binds) {
         // The command starts every thread of the plan; refuse here what its OpenMP runtime
         // cannot start (it would exit with "Thread creation failed"), by the library's own rule.

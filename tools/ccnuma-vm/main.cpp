@@ -217,7 +217,7 @@ std::string resolve_command(const std::string& name) {
 }
 
 // Arguments of the command that name host files go into the guest too, which holds only what
-// is copied: an input file, or the program a wrapper runs (ccnuma-vm -- ccnuma-run -b 2,scatter
+// is copied: an input file, or the program a wrapper runs (ccnuma-vm -- ccnuma-run -B 2,scatter
 // -- ./app). The program after a "--" must exist before the guest boots, so that forgetting it
 // costs no boot. Large files are left to --copy, with a note.
 void copy_named_files(request& r) {
