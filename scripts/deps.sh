@@ -10,6 +10,8 @@ set -euo pipefail
 # libbenchmark-tools: Google Benchmark's compare.py (/usr/share/benchmark), which the bench_check_compare
 # test runs on ccnuma-bench's JSON; python3-scipy: the U test it imports.
 # hwloc-nox: lstopo-no-graphics and hwloc-calc, which tests compare ccnuma's numbering with (issue 22).
+# libomp-dev: LLVM's OpenMP runtime, Clang's, and omp-tools.h, which every build (GCC's too) needs for
+# libccnuma-ompt.so and the libomp programs of its tests.
 packages=(cmake make g++ clang libomp-dev libhwloc-dev hwloc-nox pkg-config libgtest-dev util-linux qemu-system-x86
   nlohmann-json3-dev libclang-rt-14-dev openmpi-bin libopenmpi-dev python3-matplotlib likwid
   libbenchmark-tools python3-scipy)

@@ -5,7 +5,8 @@
 //
 // Loaded by LLVM's libomp through OMP_TOOL_LIBRARIES; the plan is ccnuma::current_plan()
 // (CCNUMA_BIND, CCNUMA_OVERSUBSCRIBE), made on topology::current() (the affinity mask).
-// libgomp has no OMPT: there ccnuma-run and ccnuma::bind_this_thread() are the way.
+// Built in every build that finds omp-tools.h (tools/CMakeLists.txt), linked with libomp, never
+// libgomp. libgomp has no OMPT: there ccnuma-run and ccnuma::bind_this_thread() are the way.
 
 #include <ccnuma/binding.hpp>
 #include <ccnuma/topology.hpp>
