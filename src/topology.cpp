@@ -5,6 +5,7 @@
 #include <ccnuma/detail/json.hpp>
 
 #include <ccnuma/detail/throw_error.hpp>
+#include <ccnuma/cpu_location.hpp>
 #include <ccnuma/topology.hpp>
 
 #include <hwloc.h>
@@ -323,6 +324,16 @@ topology topology::load(const topology_options& options) {
     if (cpuset.empty() && options.use_environment) {
         cpuset = env_or_empty("CCNUMA_CPUSET");
         cpuset_name = "CCNUMA_CPUSET";
+    }
+    // An hwloc location ("core:0-3", "package:1.core:0") means what hwloc-calc gives on the
+    // whole machine, numbered as lstopo numbers what the cgroup allows (issue 24).
+    if (!cpuset.empty() && is_cpu_location(cpuset)) {
+        topology_options whole;
+        whole.source = source;
+        whole.source_name = source_name;
+        whole.use_environment = false;
+        whole.use_affinity_mask = false;
+        cpuset = format_list(cpu_location_pus(cpuset, load(whole)));
     }
 
     const auto open = [](unsigned long flags) {

@@ -117,8 +117,6 @@ struct topology_options {
     /// or ending in ".xml" that names no file is an error; anything else is a synthetic
     /// description.
     std::string source;
-    /// How error messages name `source` ("--input" in a tool); empty: "topology source".
-    std::string source_name;
     /// Restrict further to these PUs (list syntax "0-3,8"). Empty means CCNUMA_CPUSET if set
     /// (and use_environment), else the process affinity mask (for the system source) or all
     /// PUs (for synthetic and XML sources).
@@ -129,6 +127,9 @@ struct topology_options {
     /// the mask was narrowed behind their back (an OpenMP runtime binds the initial thread at
     /// start-up when OMP_PROC_BIND is set); the cgroup's allowed CPUs still apply.
     bool use_affinity_mask = true;
+    /// How error messages name `source` ("--input" in a tool); empty: "topology source".
+    /// Last, so that positional initializers of the fields above keep their meaning.
+    std::string source_name;
 };
 
 /// An immutable snapshot. Copyable; holds no hwloc handle.

@@ -147,15 +147,15 @@ TEST(Topology, BadSourcesAndMasksThrowWithContext) {
             EXPECT_NE(std::string(e.what()).find(fragment), std::string::npos) << e.what();
         }
     };
-    expect({"/nonexistent/machine.xml", "", false, true}, ccnuma::errc::topology, "which does not exist");
-    expect({"pack:2 bogus:3", "", false, true}, ccnuma::errc::topology, "bad synthetic topology");
-    expect({"pack:2 core:2", "", false, true}, ccnuma::errc::topology, "the last level must be pu");
-    expect({"pack:2 core:2 pu:1", "0-9", false, true}, ccnuma::errc::invalid_argument, "names PUs 4-9");
-    expect({"pack:2 core:2 pu:1", "1-", false, true}, ccnuma::errc::invalid_argument, "missing number at position 2");
-    expect({"pack:2 core:2 pu:1", "3-1", false, true}, ccnuma::errc::invalid_argument, "descending range");
-    expect({"pack:2 core:2 pu:1", "0,a", false, true}, ccnuma::errc::invalid_argument,
+    expect({"/nonexistent/machine.xml", "", false, true, ""}, ccnuma::errc::topology, "which does not exist");
+    expect({"pack:2 bogus:3", "", false, true, ""}, ccnuma::errc::topology, "bad synthetic topology");
+    expect({"pack:2 core:2", "", false, true, ""}, ccnuma::errc::topology, "the last level must be pu");
+    expect({"pack:2 core:2 pu:1", "0-9", false, true, ""}, ccnuma::errc::invalid_argument, "names PUs 4-9");
+    expect({"pack:2 core:2 pu:1", "1-", false, true, ""}, ccnuma::errc::invalid_argument, "missing number at position 2");
+    expect({"pack:2 core:2 pu:1", "3-1", false, true, ""}, ccnuma::errc::invalid_argument, "descending range");
+    expect({"pack:2 core:2 pu:1", "0,a", false, true, ""}, ccnuma::errc::invalid_argument,
            "unexpected character \"a\" at position 2");
-    expect({"pack:2 core:2 pu:1", "99999999999", false, true}, ccnuma::errc::invalid_argument, "too large");
+    expect({"pack:2 core:2 pu:1", "99999999999", false, true, ""}, ccnuma::errc::invalid_argument, "too large");
 }
 
 TEST(Topology, ThisMachineHonoursTheAffinityMask) {
@@ -377,3 +377,14 @@ TEST(Topology, Issue12_MemorySubtypeAndTier) {
 }
 
 }  // namespace
+
+// Issue 24: CCNUMA_CPUSET and topology_options::cpuset take hwloc locations, meaning what
+// hwloc-calc gives on the whole machine (package:1.core:0 of "pack:2 core:2 pu:2" is PUs 4 and 5).
+TEST(Topology, Issue24_CpusetTakesHwlocLocations) {
+    const auto t = load("pack:2 core:2 pu:2", "package:1.core:0");
+    std::vector<unsigned> pus;
+    for (const auto& p : t.pus()) pus.push_back(p.os_index);
+    EXPECT_EQ(pus, (std::vector<unsigned>{4, 5}));
+    EXPECT_EQ(load("pack:2 core:2 pu:2", "core:1-2").pus().size(), 4u);
+    EXPECT_NE(load_error("pack:2 core:2 pu:2", "core:9").find("core:9"), std::string::npos);
+}

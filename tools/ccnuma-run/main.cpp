@@ -566,14 +566,6 @@ int run(int argc, char** argv) {
     topo_options.use_affinity_mask = inherited == nullptr && !o.all;
     topo_options.source = o.input;
     topo_options.source_name = "--input";
-    // CCNUMA_CPUSET may be an hwloc location, counted as lstopo counts the cgroup's PUs.
-    if (const char* env = std::getenv("CCNUMA_CPUSET"); env != nullptr && ccnuma::is_cpu_location(env)) {
-        ccnuma::topology_options whole = topo_options;
-        whole.use_affinity_mask = false;
-        whole.use_environment = false;
-        if (whole.source.empty() && std::getenv("CCNUMA_TOPOLOGY") != nullptr) whole.source = std::getenv("CCNUMA_TOPOLOGY");
-        topo_options.cpuset = ccnuma::format_list(ccnuma::cpu_location_pus(env, ccnuma::topology::load(whole)));
-    }
     std::optional<std::vector<unsigned>> cpus;
     const ccnuma::topology topo = [&] {
         auto t = ccnuma::topology::load(topo_options);
