@@ -42,7 +42,7 @@ bool all_digits(const std::string& s) {
 
 void check_synthetic(const std::string& text, const std::string& source_name) {
     const std::string where = "synthetic topology " + quote(text, 256) + " in " + source_name;
-    std::size_t nodes = 0, objects = 1, work = 0, i = 0;
+    std::size_t nodes = 0, objects = 1, work = 0, all_objects = 1, i = 0;
     while (i < text.size()) {
         while (i < text.size() && std::isspace(static_cast<unsigned char>(text[i]))) ++i;
         if (i >= text.size()) break;
@@ -67,6 +67,7 @@ void check_synthetic(const std::string& text, const std::string& source_name) {
             refuse(where + " has a level of " + count + " objects per parent (" + quote(token) + "); " + bounds_text());
         objects *= arity;  // <= max_pus * max_level_width: the checks below stop it first
         work += objects * arity;
+        all_objects += objects;
         std::string lower;
         for (char c : type) lower += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
         if (lower.rfind("numa", 0) == 0 || lower == "node") nodes = objects;
@@ -79,6 +80,12 @@ void check_synthetic(const std::string& text, const std::string& source_name) {
             refuse(where + " has " + std::to_string(objects) + " objects of " + std::to_string(arity) +
                    " siblings each at " + quote(token) + "; " + bounds_text());
     }
+    // The last level is the PUs: every object's cpuset holds that many bits.
+    if (all_objects > max_cpuset_bits / objects)
+        refuse(where + " has " + std::to_string(all_objects) + " objects with cpusets of " + std::to_string(objects) +
+               " PUs, " + std::to_string(all_objects * (objects / 8) >> 30) +
+               " GiB for hwloc alone; ccnuma loads described machines whose objects x PUs fit in " +
+               std::to_string(max_cpuset_bits >> 33) + " GiB of cpusets");
 }
 
 void check_xml_file(const std::string& path, const std::string& source_name) {
@@ -115,7 +122,7 @@ void check_xml_file(const std::string& path, const std::string& source_name) {
     // dereferences without checking (an object with a cpuset and no complete_cpuset crashes
     // hwloc_topology_load, and lstopo with it).
     std::vector<std::size_t> children{0};
-    std::size_t pus = 0, nodes = 0, line = 1, counted_to = 0;
+    std::size_t pus = 0, nodes = 0, objects = 0, line = 1, counted_to = 0;
     bool numa_node = false;
     for (std::size_t at = text.find('<', root + 1); at != std::string::npos; at = text.find('<', at + 1)) {
         if (text.compare(at, 9, "</object>") == 0) {
@@ -143,6 +150,7 @@ void check_xml_file(const std::string& path, const std::string& source_name) {
         if (has("nodeset=\"") && !has("complete_nodeset=\""))
             refuse(here + ": an object has a nodeset but no complete_nodeset, which hwloc 2.9 crashes on (re-export "
                           "the machine with: lstopo machine.xml)");
+        ++objects;
         if (tag.find("type=\"PU\"") != std::string::npos) ++pus;
         if (tag.find("type=\"NUMANode\"") != std::string::npos) {
             ++nodes;
@@ -162,6 +170,10 @@ void check_xml_file(const std::string& path, const std::string& source_name) {
                        " levels deep, which no machine has");
         }
     }
+    if (pus > 0 && objects > max_cpuset_bits / pus)
+        refuse(where + " has " + std::to_string(objects) + " objects with cpusets of " + std::to_string(pus) +
+               " PUs; ccnuma loads described machines whose objects x PUs fit in " +
+               std::to_string(max_cpuset_bits >> 33) + " GiB of cpusets");
     // hwloc prints "Topology does not contain any NUMA node, aborting!" itself and fails with a
     // stale errno; say it in one line, before hwloc sees the file. hwloc 2 makes a node up for a
     // format-1 export (v1 had none where a machine had a single memory), so only v2 is checked.

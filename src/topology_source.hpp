@@ -20,6 +20,9 @@ namespace ccnuma::detail {
 inline constexpr std::size_t max_level_width = 1024;
 inline constexpr std::size_t max_sibling_work = std::size_t{1} << 23;
 inline constexpr std::size_t max_described_nodes = 1024;
+/// hwloc keeps a cpuset of every PU per object, so its memory is objects x PUs bits: 2^34 bits
+/// (2 GiB) admits the 98304-PU machine of issue 17 (1.5 GiB) and refuses what would need more.
+inline constexpr std::size_t max_cpuset_bits = std::size_t{1} << 34;
 /// Deeper XML nesting is no machine; hwloc's parser recurses once per level.
 inline constexpr std::size_t max_xml_depth = 64;
 
