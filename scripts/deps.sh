@@ -12,9 +12,10 @@ set -euo pipefail
 # hwloc-nox: lstopo-no-graphics and hwloc-calc, which tests compare ccnuma's numbering with (issue 22).
 # libomp-dev: LLVM's OpenMP runtime, Clang's, and omp-tools.h, which every build (GCC's too) needs for
 # libccnuma-ompt.so and the libomp programs of its tests.
+# slurmctld, slurmd, slurm-client, munge: the single-node Slurm of the slurm test (tests/slurm).
 packages=(cmake make g++ clang libomp-dev libhwloc-dev hwloc-nox pkg-config libgtest-dev util-linux qemu-system-x86
   nlohmann-json3-dev libclang-rt-14-dev openmpi-bin libopenmpi-dev python3-matplotlib likwid
-  libbenchmark-tools python3-scipy)
+  libbenchmark-tools python3-scipy slurmctld slurmd slurm-client munge)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

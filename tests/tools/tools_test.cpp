@@ -823,3 +823,74 @@ TEST(Issue24, RunHintsAtTheOtherToolsSyntax) {
                           "as --physcpubind core:0-1 (-C), or as --cpus 0-3");
     expect_one_line_error(run(machine + "-m M1:0 -n"), "ccnuma-run", "--membind \"M1:0\" is likwid-pin syntax");
 }
+
+// Issue 24, part 5: what srun's task/affinity plugin says, set here by hand (the slurm test runs
+// the real daemons): SLURM_CPUS_PER_TASK is the team size when no spec is given, the bindings
+// are shown, and a memory policy against --mem-bind is refused naming both.
+TEST(Issue24, RunTeamSizeFollowsSlurmCpusPerTask) {
+    const std::string machine = run_tool + " -x 'pack:2 core:4 pu:2' --print-plan --json";
+    const auto r = run("env SLURM_CPUS_PER_TASK=3 " + machine);
+    ASSERT_EQ(r.status, 0) << r.err;
+    const auto plan = nlohmann::json::parse(r.out);
+    ASSERT_EQ(plan["threads"].size(), 3u) << r.out;
+    EXPECT_EQ(r.out, run(machine + " --bind 3,compact").out);
+    const auto text = run("env SLURM_CPUS_PER_TASK=3 " + run_tool + " -x 'pack:2 core:4 pu:2' --print-plan");
+    EXPECT_NE(text.err.find("SLURM_CPUS_PER_TASK=3 gives --bind 3,compact"), std::string::npos) << text.err;
+    // A spec given, or CCNUMA_BIND, wins; a bad value is a usage error naming the variable.
+    const auto given = run("env SLURM_CPUS_PER_TASK=3 CCNUMA_BIND=2,scatter " + machine);
+    ASSERT_EQ(given.status, 0) << given.err;
+    EXPECT_EQ(nlohmann::json::parse(given.out)["threads"].size(), 2u);
+    expect_error_status(run("env SLURM_CPUS_PER_TASK=two " + machine), 2, "SLURM_CPUS_PER_TASK \"two\" is not a number");
+    // Without it, no spec is still an error.
+    expect_error_status(run("env SLURM_CPUS_PER_TASK= " + machine), 2, "no binding spec");
+}
+
+TEST(Issue24, RunShowAndInfoSayWhatSlurmBound) {
+    const std::string vars =
+        "env SLURM_CPU_BIND_TYPE=mask_cpu: SLURM_CPU_BIND_LIST=0x1,0x2 SLURM_MEM_BIND_TYPE=local SLURM_MEM_BIND_LIST= ";
+    const auto show = run(vars + run_tool + " --show");
+    ASSERT_EQ(show.status, 0) << show.err;
+    EXPECT_NE(show.out.find("\nbinding spec: none\nslurm: SLURM_CPU_BIND_TYPE=mask_cpu:\nslurm: SLURM_CPU_BIND_LIST=0x1,0x2\n"
+                            "slurm: SLURM_MEM_BIND_TYPE=local\n"),
+              std::string::npos)
+        << show.out;
+    EXPECT_EQ(show.out.find("SLURM_MEM_BIND_LIST"), std::string::npos) << "empty counts as unset: " << show.out;
+    const auto json = run(vars + run_tool + " --show --json");
+    ASSERT_EQ(json.status, 0) << json.err;
+    EXPECT_EQ(nlohmann::json::parse(json.out)["slurm"]["SLURM_CPU_BIND_LIST"], "0x1,0x2") << json.out;
+    const auto text = run(vars + info);
+    ASSERT_EQ(text.status, 0) << text.err;
+    EXPECT_NE(text.out.find("\nslurm:    SLURM_CPU_BIND_TYPE=mask_cpu:\nslurm:    SLURM_CPU_BIND_LIST=0x1,0x2\n"),
+              std::string::npos)
+        << text.out;
+    const auto info_json = run(vars + info + " --json");
+    ASSERT_EQ(info_json.status, 0) << info_json.err;
+    EXPECT_EQ(nlohmann::json::parse(info_json.out)["slurm"]["SLURM_MEM_BIND_TYPE"], "local");
+    // Nothing set, nothing said.
+    EXPECT_EQ(run(run_tool + " --show").out.find("slurm"), std::string::npos);
+    EXPECT_EQ(run(info).out.find("slurm"), std::string::npos);
+}
+
+TEST(Issue24, RunRefusesAMemoryPolicyAgainstSlurmsMemBind) {
+    const std::string node = std::to_string(ccnuma::topology::current().allowed_nodes().front());
+    const std::string other = std::to_string(ccnuma::topology::current().allowed_nodes().front() + 1);
+    // Task 1 of map_mem:<node>,<other> is bound to <other>: --membind <node> contradicts it.
+    const std::string map = "env SLURM_MEM_BIND_TYPE=map_mem: SLURM_MEM_BIND_LIST=" + node + "," + other + " ";
+    expect_error_status(run(map + "SLURM_LOCALID=1 " + run_tool + " -m " + node + " true"), 2,
+                        "--membind " + node + " contradicts Slurm's --mem-bind=map_mem:" + node + "," + other +
+                            " (nodes " + other + " for this task");
+    // Task 0 is bound to <node>: the same policy agrees, and the command runs.
+    EXPECT_EQ(run(map + "SLURM_LOCALID=0 " + run_tool + " -m " + node + " true").status, 0);
+    // mask_mem takes hexadecimal masks; an unreadable list is one line naming the variable.
+    const unsigned long other_mask = 1ul << (ccnuma::topology::current().allowed_nodes().front() + 1);
+    char hex[32];
+    std::snprintf(hex, sizeof hex, "0x%lx", other_mask);
+    expect_error_status(run("env SLURM_MEM_BIND_TYPE=mask_mem: SLURM_MEM_BIND_LIST=" + std::string(hex) + " " + run_tool +
+                            " -i " + node + " true"),
+                        2, "--interleave " + node + " contradicts Slurm's --mem-bind=mask_mem:" + hex);
+    expect_one_line_error(run("env SLURM_MEM_BIND_TYPE=map_mem: SLURM_MEM_BIND_LIST=zz " + run_tool + " -m " + node + " true"),
+                          "ccnuma-run", "cannot read SLURM_MEM_BIND_LIST \"zz\"");
+    // --localalloc and Slurm's none bind nothing to contradict.
+    EXPECT_EQ(run(map + "SLURM_LOCALID=1 " + run_tool + " -l true").status, 0);
+    EXPECT_EQ(run("env SLURM_MEM_BIND_TYPE=none " + run_tool + " -m " + node + " true").status, 0);
+}

@@ -2,6 +2,7 @@
 // warnings that decide whether placement will hold. A thin layer over ccnuma/topology.hpp.
 
 #include "../common/cli.hpp"
+#include "../common/slurm.hpp"
 
 #include <ccnuma/ccnuma.hpp>
 #include <ccnuma/detail/format.hpp>
@@ -125,6 +126,9 @@ void print_text(const ccnuma::topology& t, const ccnuma::kernel_settings& k,
     std::printf("allowed:  PUs %s (%zu of %zu), NUMA nodes %s (%zu of %zu)\n", format_list(t.allowed_cpus()).c_str(),
                 t.pus().size(), t.total_pus(), format_list(t.allowed_nodes()).c_str(), t.numa_nodes().size(),
                 t.total_numa_nodes());
+    // What srun's task/affinity plugin bound this process to (one line per variable it set).
+    if (t.is_this_system())
+        for (const auto& line : tools::slurm::binding_lines()) std::printf("slurm:    %s\n", line.c_str());
 
     std::puts("\nNUMA nodes");
     // Free memory is this host's, now: shown only when the topology is this machine.
@@ -231,6 +235,9 @@ void print_json(const ccnuma::topology& t, const ccnuma::kernel_settings& k, con
     const auto vm = t.source() == ccnuma::topology_source::system ? ccnuma::emulated_machine::current() : std::nullopt;
     doc["emulated_machine"] = vm ? json(vm->to_string()) : json(nullptr);
     doc["warnings"] = warnings;
+    if (t.is_this_system())
+        for (const char* name : tools::slurm::binding_variables)
+            if (const auto v = tools::slurm::variable(name)) doc["slurm"][name] = *v;
     std::puts(doc.dump().c_str());
 }
 

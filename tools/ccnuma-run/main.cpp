@@ -3,6 +3,7 @@
 // numactl does. A thin layer over ccnuma/binding.hpp and ccnuma/memory_policy.hpp.
 
 #include "../common/cli.hpp"
+#include "../common/slurm.hpp"
 
 #include <ccnuma/ccnuma.hpp>
 #include <ccnuma/cpu_expression.hpp>
@@ -286,6 +287,16 @@ options parse(int argc, char** argv) {
 ccnuma::binding_spec spec_of(const options& o) {
     if (o.spec) return ccnuma::binding_spec::parse(*o.spec);
     auto spec = ccnuma::binding_spec::from_environment();
+    // Under srun -c T, T threads are what the user expects: T,compact inside the task's mask.
+    if (spec.empty() && !o.memory && !o.cpus && !o.expression)
+        if (const auto t = tools::slurm::variable("SLURM_CPUS_PER_TASK"); t && !t->empty()) {
+            if (t->find_first_not_of("0123456789") != std::string::npos)
+                throw usage_error{"SLURM_CPUS_PER_TASK \"" + *t + "\" is not a number of CPUs"};
+            spec = ccnuma::binding_spec::parse(*t + ",compact");
+            if (!o.quiet && !o.json)
+                std::fprintf(stderr, "ccnuma-run: note: no binding spec; SLURM_CPUS_PER_TASK=%s gives --bind %s\n",
+                             t->c_str(), spec.to_string().c_str());
+        }
     if (spec.empty() && o.verify)
         throw usage_error{"no binding spec for --verify to check: pass --bind SPEC (e.g. --bind 4,scatter) or set "
                           "CCNUMA_BIND"};
@@ -455,6 +466,8 @@ int show(bool json) {
         doc["membind"] = mems;
         doc["preferred"] = policy.nodes;
         doc["binding_spec"] = spec.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(spec.to_string());
+        for (const char* name : tools::slurm::binding_variables)
+            if (const auto v = tools::slurm::variable(name)) doc["slurm"][name] = *v;
         std::puts(doc.dump().c_str());
         return 0;
     }
@@ -480,6 +493,7 @@ int show(bool json) {
     std::printf("ccnuma policy: %s\n", policy.to_string().c_str());
     std::printf("numa balancing: %s\n", policy.numa_balancing ? "on (MPOL_F_NUMA_BALANCING)" : "off");
     std::printf("binding spec: %s\n", spec.empty() ? "none" : spec.to_string().c_str());
+    for (const auto& line : tools::slurm::binding_lines()) std::printf("slurm: %s\n", line.c_str());
     return 0;
 }
 
@@ -605,6 +619,14 @@ int run(int argc, char** argv) {
         memory = topo.is_this_system() ? ccnuma::memory_policy::parse(o.memory->kind, nodes)
                                        : ccnuma::memory_policy::parse(o.memory->kind, nodes, topo.allowed_nodes());
         if (o.balancing) memory = memory->with_balancing();
+        // Slurm bound this task's memory already (srun --mem-bind): a policy on other nodes
+        // would silently undo it, so say which two disagree.
+        if (memory->kind != ccnuma::memory_policy::mode::local && topo.is_this_system())
+            if (const auto slurm = tools::slurm::task_mem_bind(topo))
+                if (!std::includes(slurm->nodes.begin(), slurm->nodes.end(), memory->nodes.begin(), memory->nodes.end()))
+                    throw usage_error{o.memory->name + " " + ccnuma::format_list(memory->nodes) + " contradicts Slurm's " +
+                                      slurm->option + " (nodes " + ccnuma::format_list(slurm->nodes) +
+                                      " for this task; SLURM_MEM_BIND_TYPE, SLURM_MEM_BIND_LIST): drop one of them"};
     }
     std::vector<ccnuma::omp_variable> pin_variables;
     if (o.expression) {
