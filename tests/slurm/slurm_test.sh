@@ -5,9 +5,12 @@
 # now, so nothing else on the machine is touched and two runs in a row do not meet. Every daemon
 # started here is stopped on exit, whatever happens.
 #
-# usage: slurm_test.sh CCNUMA_RUN
+# usage: slurm_test.sh CCNUMA_RUN [HYBRID_JACOBI]
+# With the hybrid example (examples/03_hybrid_jacobi), it also runs as MPI ranks under
+# srun --mpi=pmix, where this Slurm has the pmix plugin.
 set -euo pipefail
-ccnuma_run=$(readlink -f "${1:?usage: slurm_test.sh CCNUMA_RUN}")
+ccnuma_run=$(readlink -f "${1:?usage: slurm_test.sh CCNUMA_RUN [HYBRID_JACOBI]}")
+hybrid=${2:+$(readlink -f "$2")}
 
 if ! command -v slurmctld >/dev/null || ! command -v slurmd >/dev/null || ! command -v srun >/dev/null ||
   ! command -v munged >/dev/null; then
@@ -196,8 +199,23 @@ echo "$out" | grep '^slurm:' || true
 check "ccnuma-run --show under srun names Slurm's bindings" \
   sh -c 'echo "$1" | grep -q "^slurm: SLURM_CPU_BIND_TYPE=" && echo "$1" | grep -q "^slurm: SLURM_MEM_BIND_TYPE=local"' _ "$out"
 
-# 4. What srun can launch MPI with here (recorded, not required).
+# 4. What srun can launch MPI with here, and the hybrid example as MPI ranks through PMIx.
+mpi_list=$(srun --mpi=list 2>&1 || true)
 echo "srun --mpi=list:"
-srun --mpi=list 2>&1 | sed 's/^/  /' || true
+echo "$mpi_list" | sed 's/^/  /'
+if [ -n "$hybrid" ]; then
+  if echo "$mpi_list" | grep -qw pmix; then
+    set +e
+    out=$(timeout 120 srun --mpi=pmix -n "$ntasks" -c 1 --cpu-bind=cores "$ccnuma_run" --bind 1,compact -- \
+      "$hybrid" 64 64 10 2>&1)
+    rc=$?
+    set -e
+    echo "$out"
+    check "the hybrid example under srun --mpi=pmix: $ntasks ranks, validated (exit $rc)" \
+      sh -c '[ "$1" -eq 0 ] && echo "$2" | grep -q "^validated: " && echo "$2" | grep -q " $3 ranks, "' _ "$rc" "$out" "$ntasks"
+  else
+    echo "note: this Slurm has no pmix plugin, so the hybrid example is not run under srun"
+  fi
+fi
 
 exit "$fail"
