@@ -129,7 +129,7 @@ struct topology_options {
     bool use_affinity_mask = true;
     /// How error messages name `source` ("--input" in a tool); empty: "topology source".
     /// Last, so that positional initializers of the fields above keep their meaning.
-    std::string source_name;
+    std::string source_name = {};
 };
 
 /// An immutable snapshot. Copyable; holds no hwloc handle.
