@@ -894,3 +894,20 @@ TEST(Issue24, RunRefusesAMemoryPolicyAgainstSlurmsMemBind) {
     EXPECT_EQ(run(map + "SLURM_LOCALID=1 " + run_tool + " -l true").status, 0);
     EXPECT_EQ(run("env SLURM_MEM_BIND_TYPE=none " + run_tool + " -m " + node + " true").status, 0);
 }
+
+// Issue 24, part 6: the OMPT tool is never loaded into a libgomp program; ccnuma-run says so
+// where the command names libgomp, and points at --bind.
+TEST(Issue24, RunSaysThatALibgompCommandIgnoresTheOmptTool) {
+    const std::string probe = LIBGOMP_PROBE;
+    auto r = run("OMP_TOOL_LIBRARIES=libccnuma-ompt.so " + run_tool + " -l -- " + test_support::quote(probe));
+    EXPECT_EQ(r.status, 0) << r.err;
+    EXPECT_NE(r.err.find("ccnuma-run: note: " + probe + " links libgomp (GCC's OpenMP runtime), which has no OMPT: "
+                         "OMP_TOOL_LIBRARIES=libccnuma-ompt.so is ignored there and binds nothing; use --bind SPEC"),
+              std::string::npos)
+        << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+    // Not without the tool, not under -q, and not for a program that links no libgomp.
+    EXPECT_EQ(run(run_tool + " -l -- " + test_support::quote(probe)).err, "");
+    EXPECT_EQ(run("OMP_TOOL_LIBRARIES=libccnuma-ompt.so " + run_tool + " -q -l -- " + test_support::quote(probe)).err, "");
+    EXPECT_EQ(run("OMP_TOOL_LIBRARIES=libccnuma-ompt.so " + run_tool + " -l -- true").err, "");
+}

@@ -3,6 +3,7 @@
 // numactl does. A thin layer over ccnuma/binding.hpp and ccnuma/memory_policy.hpp.
 
 #include "../common/cli.hpp"
+#include "../common/elf.hpp"
 #include "../common/slurm.hpp"
 
 #include <ccnuma/ccnuma.hpp>
@@ -431,6 +432,42 @@ void print_mask(const char* label, const std::vector<unsigned>& v) {
     std::printf("%s: %s\n", label, s.c_str());
 }
 
+// libgomp has no OMPT: libccnuma-ompt.so named in OMP_TOOL_LIBRARIES is never loaded into a
+// program that links GCC's runtime, and its threads would stay where libgomp put them. Said
+// when the command itself names libgomp (not a library it loads); --bind, which goes through
+// OMP_PLACES, works with both runtimes.
+void note_tool_without_ompt(const char* command) {
+    const char* tools_env = std::getenv("OMP_TOOL_LIBRARIES");
+    if (!tools_env || std::strstr(tools_env, "ccnuma-ompt") == nullptr) return;
+    std::string path = command;
+    if (path.find('/') == std::string::npos) {
+        const char* env_path = std::getenv("PATH");
+        std::string dirs = env_path ? env_path : "/usr/bin:/bin";
+        path.clear();
+        for (std::size_t b = 0; b <= dirs.size();) {
+            const std::size_t e = std::min(dirs.find(':', b), dirs.size());
+            const std::string candidate = (e > b ? dirs.substr(b, e - b) : std::string(".")) + "/" + command;
+            if (::access(candidate.c_str(), X_OK) == 0) {
+                path = candidate;
+                break;
+            }
+            b = e + 1;
+        }
+    }
+    if (path.empty()) return;
+    bool gomp = false, omp = false;
+    for (const auto& lib : tools::elf_needed(path)) {
+        gomp = gomp || lib.rfind("libgomp.so", 0) == 0;
+        omp = omp || lib.rfind("libomp.so", 0) == 0 || lib.rfind("libiomp5.so", 0) == 0;
+    }
+    if (gomp && !omp)
+        std::fprintf(stderr,
+                     "ccnuma-run: note: %s links libgomp (GCC's OpenMP runtime), which has no OMPT: "
+                     "OMP_TOOL_LIBRARIES=%s is ignored there and binds nothing; use --bind SPEC, which binds "
+                     "through OMP_PLACES with either runtime\n",
+                     command, tools_env);
+}
+
 // numactl --show: what this process runs on and allocates from, with numactl's labels and
 // meanings (libnuma's numa_get_membind: the policy's nodes under bind, else every allowed
 // node; "preferred": the policy's nodes), then ccnuma's own lines.
@@ -722,6 +759,7 @@ int run(int argc, char** argv) {
         }
     }
     if (o.command.empty()) return 0;
+    if (!o.quiet && !binds) note_tool_without_ompt(o.command[0]);
     std::vector<char*> args = o.command;
     args.push_back(nullptr);
     // Right before exec, which keeps it: the command inherits it, and none of ccnuma-run's own
