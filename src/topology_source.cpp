@@ -183,25 +183,45 @@ void check_xml_file(const std::string& path, const std::string& source_name) {
 }
 
 void crash_fence(const std::function<void()>& load, const std::string& what) {
+    // The child says "loading" on a pipe once fork's own work is done: a child that dies before
+    // that died in a pthread_atfork handler (libomp 14's aborts in processes bound through
+    // OMP_PLACES), not in hwloc, and is no reason to refuse the source.
+    int marker[2];
+    if (::pipe2(marker, O_CLOEXEC) != 0) return;  // no fence to be had: load without it, as before
     const pid_t pid = ::fork();
-    if (pid < 0) return;  // no fence to be had: load without it, as before
+    if (pid < 0) {
+        ::close(marker[0]);
+        ::close(marker[1]);
+        return;
+    }
     if (pid == 0) {
         // The child dies of the signal itself: no sanitizer or fuzzer handler reports it, no
         // atexit handler runs, and hwloc's own warnings do not reach the caller's stderr twice.
         for (int sig : {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT}) ::signal(sig, SIG_DFL);
         const int null = ::open("/dev/null", O_WRONLY);
         if (null >= 0) ::dup2(null, 2);
+        ::close(marker[0]);
+        const char loading = 'L';
+        (void)!::write(marker[1], &loading, 1);
         try {
             load();
         } catch (...) {
         }
         ::_exit(0);
     }
+    ::close(marker[1]);
     int status = 0;
     while (::waitpid(pid, &status, 0) < 0) {
-        if (errno != EINTR) return;
+        if (errno != EINTR) {
+            ::close(marker[0]);
+            return;
+        }
     }
-    if (!WIFSIGNALED(status)) return;
+    char seen = 0;
+    while (::read(marker[0], &seen, 1) < 0 && errno == EINTR) {
+    }
+    ::close(marker[0]);
+    if (!WIFSIGNALED(status) || seen != 'L') return;
     const int sig = WTERMSIG(status);
     const char* name = sig == SIGSEGV ? "SIGSEGV" : sig == SIGBUS ? "SIGBUS" : sig == SIGABRT ? "SIGABRT"
                      : sig == SIGFPE  ? "SIGFPE"  : sig == SIGILL ? "SIGILL" : nullptr;
