@@ -520,7 +520,8 @@ TEST(Binding, Issue22_ScatterLeavesNoPackageEmptyUnderDisallowedPus) {
     for (const char* spec : {"4,scatter", "5,scatter", "6,scatter"})
         for (const auto& [package, threads] : per_package(plan(t, spec))) EXPECT_EQ(threads, 1u) << spec;
     // The plan names cores and packages by lstopo's L#: PU 12 is core L#6 of package L#5.
-    const auto& last = plan(t, "5,scatter").threads().back();
+    const auto five = plan(t, "5,scatter");
+    const auto& last = five.threads().back();
     EXPECT_EQ(last.core, 6u);
     EXPECT_EQ(last.package, 5u);
 }
