@@ -341,21 +341,20 @@ std::string path_text(const std::vector<unsigned>& path) {
 }
 }  // namespace
 
-std::string binding_plan::to_json() const {
-    detail::json_writer w;
-    w.begin_object().key("threads").begin_array();
-    for (const auto& t : threads_) {
-        w.begin_object();
-        w.key("path").values(t.path);
-        w.key("pu").value(t.pu);
-        w.key("core").value(t.core);
-        w.key("numa").value(t.numa);
-        w.key("package").value(t.package == no_package ? std::int64_t{-1} : std::int64_t{t.package});
-        w.end_object();
-    }
-    w.end_array().end_object();
-    return w.str();
+namespace detail {
+json to_json_value(const binding_plan& plan) {
+    json threads = json::array();
+    for (const auto& t : plan.threads())
+        threads.push_back({{"path", t.path},
+                           {"pu", t.pu},
+                           {"core", t.core},
+                           {"numa", t.numa},
+                           {"package", t.package == no_package ? std::int64_t{-1} : std::int64_t{t.package}}});
+    return {{"threads", std::move(threads)}};
 }
+}  // namespace detail
+
+std::string binding_plan::to_json() const { return detail::dump(detail::to_json_value(*this)); }
 
 std::string binding_plan::to_text() const {
     std::string out = "binding plan \"" + spec_.to_string() + "\" on " + topology_ + ": " +

@@ -3,12 +3,15 @@
 // for any index a typo produces; our messages must point at the offending character.
 
 #include "list_internal.hpp"
+#include "placement_internal.hpp"
 
 #include <ccnuma/detail/throw_error.hpp>
 #include <ccnuma/list.hpp>
+#include <ccnuma/topology.hpp>
 
 #include <algorithm>
 #include <charconv>
+#include <iterator>
 #include <string>
 #include <utility>
 
@@ -86,6 +89,73 @@ std::vector<unsigned> detail::parse_list(std::string_view text, std::size_t from
 
 std::vector<unsigned> parse_list(std::string_view text, std::string_view what) {
     return detail::parse_list(text, 0, what, "a list such as 0-3,8");
+}
+
+std::vector<unsigned> detail::parse_set(std::string_view text, std::span<const unsigned> allowed_in, set_words words) {
+    std::vector<unsigned> allowed(allowed_in.begin(), allowed_in.end());
+    std::sort(allowed.begin(), allowed.end());
+    allowed.erase(std::unique(allowed.begin(), allowed.end()), allowed.end());
+    const std::string set(words.set), item(words.item);
+    const std::string what = set + " " + detail::quote(text);
+    const std::string syntax = "all, a list such as 0-2,4, +0-1 for the first two allowed " + item +
+                               "s, or ! before a list for all other " + item + "s";
+    std::vector<unsigned> out;
+    if (text == "all") {
+        out = allowed;
+    } else {
+        // numactl's order: "!" first, then "+" ("!+1-2").
+        std::size_t pos = 0;
+        const bool invert = pos < text.size() && text[pos] == '!';
+        if (invert) ++pos;
+        const bool relative = pos < text.size() && text[pos] == '+';
+        if (relative) ++pos;
+        std::vector<unsigned> listed = detail::parse_list(text, pos, set, syntax);
+        for (unsigned& n : listed) {
+            if (!relative) {
+                // Stricter than numactl, which skips disallowed indices inside a range: a typo
+                // must not silently shrink the set.
+                if (!std::binary_search(allowed.begin(), allowed.end(), n))
+                    detail::throw_error(errc::invalid_argument, what + ": " + item + " " + std::to_string(n) +
+                                                                    " is not in the allowed set {" +
+                                                                    format_list(allowed) + "}");
+            } else if (n < allowed.size()) {
+                n = allowed[n];
+            } else if (allowed.empty()) {
+                detail::throw_error(errc::invalid_argument, what + ": relative " + item + " +" + std::to_string(n) +
+                                                                " does not exist: the allowed set is empty");
+            } else {
+                detail::throw_error(errc::invalid_argument,
+                                    what + ": relative " + item + " +" + std::to_string(n) +
+                                        " does not exist: the allowed set {" + format_list(allowed) + "} has " +
+                                        std::to_string(allowed.size()) + " " + item + "(s), +0 to +" +
+                                        std::to_string(allowed.size() - 1));
+            }
+        }
+        if (invert)
+            std::set_difference(allowed.begin(), allowed.end(), listed.begin(), listed.end(), std::back_inserter(out));
+        else
+            out = std::move(listed);
+    }
+    if (out.empty())
+        detail::throw_error(errc::invalid_argument,
+                            what + ": no " + item + " is left (the allowed set is {" + format_list(allowed) + "})");
+    return out;
+}
+
+std::vector<unsigned> parse_node_set(std::string_view text, std::span<const unsigned> allowed) {
+    return detail::parse_set(text, allowed, {"node set", "node"});
+}
+
+std::vector<unsigned> parse_node_set(std::string_view text) {
+    return parse_node_set(text, detail::allowed_memory_nodes());
+}
+
+std::vector<unsigned> parse_cpu_set(std::string_view text, std::span<const unsigned> allowed) {
+    return detail::parse_set(text, allowed, {"CPU set", "CPU"});
+}
+
+std::vector<unsigned> parse_cpu_set(std::string_view text) {
+    return parse_cpu_set(text, topology::current().allowed_cpus());
 }
 
 }  // namespace ccnuma

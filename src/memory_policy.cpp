@@ -20,9 +20,6 @@ namespace ccnuma {
 
 namespace {
 
-constexpr std::string_view node_set_syntax =
-    "all, a list such as 0-2,4, +0-1 for the first two allowed nodes, or ! before a list for all other nodes";
-
 // The kernel's numbers for the modes newer than Debian 12's <linux/mempolicy.h>.
 constexpr int mpol_preferred_many = 5;
 constexpr int mpol_weighted_interleave = 6;
@@ -73,53 +70,6 @@ std::vector<unsigned> sorted_unique(std::span<const unsigned> nodes) {
 
 }  // namespace
 
-std::vector<unsigned> parse_node_set(std::string_view text) {
-    return parse_node_set(text, detail::allowed_memory_nodes());
-}
-
-std::vector<unsigned> parse_node_set(std::string_view text, std::span<const unsigned> allowed_nodes) {
-    const std::vector<unsigned> allowed = sorted_unique(allowed_nodes);
-    const std::string what = "node set " + detail::quote(text);
-    std::vector<unsigned> nodes;
-    if (text == "all") {
-        nodes = allowed;
-    } else {
-        // numactl's order: "!" first, then "+" ("!+1-2").
-        std::size_t pos = 0;
-        const bool invert = pos < text.size() && text[pos] == '!';
-        if (invert) ++pos;
-        const bool relative = pos < text.size() && text[pos] == '+';
-        if (relative) ++pos;
-        std::vector<unsigned> listed = detail::parse_list(text, pos, "node set", node_set_syntax);
-        for (unsigned& n : listed) {
-            if (!relative) {
-                // Stricter than numactl, which skips disallowed nodes inside a range: a typo
-                // must not silently shrink the set.
-                detail::check_node(n, what, allowed);
-            } else if (n < allowed.size()) {
-                n = allowed[n];
-            } else if (allowed.empty()) {
-                detail::throw_error(errc::invalid_argument, what + ": relative node +" + std::to_string(n) +
-                                                                " does not exist: the allowed set is empty");
-            } else {
-                detail::throw_error(errc::invalid_argument,
-                                    what + ": relative node +" + std::to_string(n) + " does not exist: the allowed set {" +
-                                        format_list(allowed) + "} has " + std::to_string(allowed.size()) +
-                                        " node(s), +0 to +" + std::to_string(allowed.size() - 1));
-            }
-        }
-        if (invert) {
-            std::set_difference(allowed.begin(), allowed.end(), listed.begin(), listed.end(), std::back_inserter(nodes));
-        } else {
-            nodes = std::move(listed);
-        }
-    }
-    if (nodes.empty())
-        detail::throw_error(errc::invalid_argument,
-                            what + ": no node is left (the allowed set is {" + format_list(allowed) + "})");
-    return nodes;
-}
-
 memory_policy memory_policy::parse(mode kind, std::string_view node_set) {
     return parse(kind, node_set, detail::allowed_memory_nodes());
 }
@@ -141,13 +91,15 @@ std::string memory_policy::to_string() const {
            (numa_balancing ? "+balancing" : "");
 }
 
-std::string memory_policy::to_json() const {
-    detail::json_writer w;
-    w.begin_object().key("mode").value(name(kind)).key("nodes").values(sorted_unique(nodes));
-    if (numa_balancing) w.key("numa_balancing").value(true);
-    w.end_object();
-    return w.str();
+namespace detail {
+json to_json_value(const memory_policy& p) {
+    json j = {{"mode", name(p.kind)}, {"nodes", sorted_unique(p.nodes)}};
+    if (p.numa_balancing) j["numa_balancing"] = true;
+    return j;
 }
+}  // namespace detail
+
+std::string memory_policy::to_json() const { return detail::dump(detail::to_json_value(*this)); }
 
 void set_memory_policy(const memory_policy& p) {
     const std::string what = "set_memory_policy " + p.to_string();

@@ -529,65 +529,44 @@ const pu_info& topology::pu(unsigned os_index) const {
     return pus_[pu_by_os_[os_index]];
 }
 
-std::string topology::to_json() const {
-    detail::json_writer w;
-    w.begin_object();
-    w.key("source").value(source_ == topology_source::system      ? "system"
-                          : source_ == topology_source::synthetic ? "synthetic"
-                                                                  : "xml");
-    w.key("description").value(description_);
-    w.key("this_system").value(this_system_);
-    w.key("total_pus").value(static_cast<std::uint64_t>(total_pus_));
-    w.key("total_numa_nodes").value(static_cast<std::uint64_t>(total_nodes_));
-    w.key("allowed_cpus").value(format_list(allowed_cpus()));
-    w.key("allowed_nodes").value(format_list(allowed_nodes()));
-    w.key("restricted").value(is_restricted());
-    w.key("numa_nodes").begin_array();
-    for (const auto& n : nodes_) {
-        w.begin_object();
-        w.key("os_index").value(n.os_index);
-        w.key("memory_bytes").value(n.memory_bytes);
-        w.key("cpus").values(n.cpus);
-        w.key("subtype").value(n.subtype);
-        w.key("tier").value(n.tier);
-        w.end_object();
-    }
-    w.end_array();
-    w.key("packages").begin_array();
-    for (const auto& p : packages_) {
-        w.begin_object();
-        w.key("logical_index").value(p.logical_index);
-        w.key("cores").value(p.cores);
-        w.key("numa_nodes").values(p.numa_nodes);
-        w.key("pus").values(p.pus);
-        w.end_object();
-    }
-    w.end_array();
-    w.key("cores").begin_array();
-    for (const auto& c : cores_) {
-        w.begin_object();
-        w.key("logical_index").value(c.logical_index);
-        w.key("package").value(c.package == no_package ? std::int64_t{-1} : std::int64_t{c.package});
-        w.key("numa").value(c.numa);
-        w.key("pus").values(c.pus);
-        w.end_object();
-    }
-    w.end_array();
-    w.key("caches").begin_array();
-    for (const auto& c : caches_) {
-        w.begin_object();
-        w.key("level").value(c.level);
-        w.key("logical_index").value(c.logical_index);
-        w.key("bytes").value(c.bytes);
-        w.key("pus").values(c.pus);
-        w.end_object();
-    }
-    w.end_array();
-    w.key("distances").begin_array();
-    for (const auto& row : distances_) w.values(row);
-    w.end_array();
-    w.end_object();
-    return w.str();
+namespace detail {
+json to_json_value(const topology& t) {
+    json j;
+    j["source"] = t.source() == topology_source::system      ? "system"
+                  : t.source() == topology_source::synthetic ? "synthetic"
+                                                              : "xml";
+    j["description"] = t.description();
+    j["this_system"] = t.is_this_system();
+    j["total_pus"] = static_cast<std::uint64_t>(t.total_pus());
+    j["total_numa_nodes"] = static_cast<std::uint64_t>(t.total_numa_nodes());
+    j["allowed_cpus"] = format_list(t.allowed_cpus());
+    j["allowed_nodes"] = format_list(t.allowed_nodes());
+    j["restricted"] = t.is_restricted();
+    json& nodes = j["numa_nodes"] = json::array();
+    for (const auto& n : t.numa_nodes())
+        nodes.push_back({{"os_index", n.os_index},
+                         {"memory_bytes", n.memory_bytes},
+                         {"cpus", n.cpus},
+                         {"subtype", n.subtype},
+                         {"tier", n.tier}});
+    json& packages = j["packages"] = json::array();
+    for (const auto& p : t.packages())
+        packages.push_back(
+            {{"logical_index", p.logical_index}, {"cores", p.cores}, {"numa_nodes", p.numa_nodes}, {"pus", p.pus}});
+    json& cores = j["cores"] = json::array();
+    for (const auto& c : t.cores())
+        cores.push_back({{"logical_index", c.logical_index},
+                         {"package", c.package == no_package ? std::int64_t{-1} : std::int64_t{c.package}},
+                         {"numa", c.numa},
+                         {"pus", c.pus}});
+    json& caches = j["caches"] = json::array();
+    for (const auto& c : t.caches())
+        caches.push_back({{"level", c.level}, {"logical_index", c.logical_index}, {"bytes", c.bytes}, {"pus", c.pus}});
+    j["distances"] = t.distances();
+    return j;
 }
+}  // namespace detail
+
+std::string topology::to_json() const { return detail::dump(detail::to_json_value(*this)); }
 
 }  // namespace ccnuma

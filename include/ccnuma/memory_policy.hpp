@@ -13,6 +13,8 @@
 /// For one allocation, a placement policy (placement.hpp) says it better: it does not leak into
 /// every other allocation of the thread.
 
+#include <ccnuma/list.hpp>
+
 #include <span>
 #include <string>
 #include <string_view>
@@ -79,24 +81,7 @@ struct memory_policy {
     friend bool operator==(const memory_policy&, const memory_policy&) = default;
 };
 
-/// The nodes of a node set in numactl's syntax, ascending, checked against the nodes this
-/// process may allocate on (the cpuset's mems), or against `allowed`:
-///
-/// | text | nodes (allowed 0-3) |
-/// |---|---|
-/// | `all` | every allowed node: 0,1,2,3 |
-/// | `1,3`, `0-2`, `0-1,3` | those nodes |
-/// | `+0-1` | the first and second allowed node (relative: with allowed 2,3,6,7 it is 2,3) |
-/// | `!1`, `!+0` | every allowed node but those |
-///
-/// Throws ccnuma::error (errc::invalid_argument) pointing at the offending character of a
-/// malformed set, naming a node that is not allowed (or a relative index beyond them) and the
-/// allowed set, and when no node is left:
-///
-///     ccnuma::parse_node_set("0,x");  // ccnuma: bad node set "0,x": unexpected character "x" at position 2 (...)
-///     ccnuma::parse_node_set("5");    // ccnuma: node set "5": node 5 is not in the allowed set {0-3}
-std::vector<unsigned> parse_node_set(std::string_view text);
-std::vector<unsigned> parse_node_set(std::string_view text, std::span<const unsigned> allowed);
+// parse_node_set(), the node sets these policies take, is declared in list.hpp.
 
 /// Sets the calling thread's default memory policy (set_mempolicy(2)). It applies to pages the
 /// thread faults in from now on, in memory without a policy of its own; threads it creates and
