@@ -4,15 +4,20 @@
 #include <ccnuma/error.hpp>
 #include <ccnuma/pages.hpp>
 
+#include "../support/forked_sharer.hpp"
 #include "../support/pagemap.hpp"
 
 #include <gtest/gtest.h>
+#include <linux/mempolicy.h>
+#include <sys/auxv.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <limits>
@@ -256,46 +261,71 @@ TEST(Issue17, LocalityRefusesATeamBeyondTheMachine) {
     }
 }
 
+// What this host can do, probed here by other means than support() uses: move_pages on a real
+// page (support() asks with no pages), mbind on a mapping (support() asks get_mempolicy), the
+// page size from the ELF auxiliary vector (support() asks sysconf). In a seccomp container
+// without these calls, and with 64 KiB pages, support() must say so, not what a PC has.
+struct host_probe {
+    bool move_pages = false;
+    bool mbind = false;
+    std::size_t page_size = 0;
+};
+
+host_probe probe_this_host() {
+    host_probe h;
+    h.page_size = static_cast<std::size_t>(::getauxval(AT_PAGESZ));
+    mapping m(h.page_size);
+    static_cast<volatile char*>(m.p)[0] = 1;
+    void* pages[1] = {m.p};
+    int status[1] = {-1};
+    h.move_pages = ::syscall(SYS_move_pages, 0, 1, pages, nullptr, status, 0) == 0;
+    h.mbind = ::syscall(SYS_mbind, m.p, h.page_size, MPOL_DEFAULT, nullptr, 0, 0) == 0;
+    return h;
+}
+
+// The first line of a sysfs file, empty where there is none.
+std::string first_line_of(const char* path) {
+    std::string line;
+    if (std::FILE* f = std::fopen(path, "r")) {
+        char buf[256];
+        if (std::fgets(buf, sizeof buf, f) != nullptr) line = buf;
+        std::fclose(f);
+    }
+    while (!line.empty() && (line.back() == '\n' || line.back() == ' ')) line.pop_back();
+    return line;
+}
+
 TEST(Support, ReportsThisKernel) {
     const auto& s = ccnuma::support();
-    EXPECT_TRUE(s.move_pages);
-    EXPECT_TRUE(s.mbind);
-    EXPECT_EQ(s.page_size, page);
-    EXPECT_NE(s.to_string().find("move_pages yes"), std::string::npos) << s.to_string();
-    if (s.thp) {
-        EXPECT_EQ(s.huge_page_size, std::size_t{2} << 20);
+    const auto h = probe_this_host();
+    EXPECT_EQ(s.move_pages, h.move_pages);
+    EXPECT_EQ(s.mbind, h.mbind);
+    EXPECT_EQ(s.page_size, h.page_size);
+    EXPECT_NE(s.to_string().find(h.move_pages ? "move_pages yes" : "move_pages no"), std::string::npos)
+        << s.to_string();
+
+    // THP: the mode is the bracketed word of the enabled file; the size is the PMD size, which
+    // on x86-64 and aarch64 is what one page of page table entries maps (4 KiB pages: 2 MiB,
+    // 64 KiB pages: 512 MiB), and hpage_pmd_size must agree with it.
+    const std::string enabled = first_line_of("/sys/kernel/mm/transparent_hugepage/enabled");
+    const auto open = enabled.find('[');
+    const std::string mode = open == std::string::npos ? "" : enabled.substr(open + 1, enabled.find(']') - open - 1);
+    EXPECT_EQ(s.thp_mode, mode) << enabled;
+    EXPECT_EQ(s.thp, !mode.empty() && mode != "never") << enabled;
+    const std::string pmd = first_line_of("/sys/kernel/mm/transparent_hugepage/hpage_pmd_size");
+    if (mode.empty() || pmd.empty()) {
+        EXPECT_EQ(s.huge_page_size, 0u) << "the kernel tells no huge page size: " << s.to_string();
+    } else {
+        EXPECT_EQ(s.huge_page_size, std::stoull(pmd)) << s.to_string();
+#if defined(__x86_64__) || defined(__aarch64__)
+        EXPECT_EQ(s.huge_page_size, h.page_size / 8 * h.page_size) << s.to_string();
+#endif
     }
 }
 
 // --- Issue 22: migrate tells what did not move; support() says only what it verified ----------
 
-// A child that holds a copy-on-write share of the parent's pages until release().
-struct forked_sharer {
-    explicit forked_sharer() {
-        if (::pipe(fd) != 0) return;
-        pid = ::fork();
-        if (pid == 0) {
-            char c;
-            ::close(fd[1]);
-            while (::read(fd[0], &c, 1) < 0 && errno == EINTR) {
-            }
-            ::_exit(0);
-        }
-        ::close(fd[0]);
-    }
-    forked_sharer(const forked_sharer&) = delete;
-    forked_sharer& operator=(const forked_sharer&) = delete;
-    ~forked_sharer() { release(); }
-    void release() {
-        if (pid <= 0) return;
-        ::close(fd[1]);
-        int status = 0;
-        ::waitpid(pid, &status, 0);
-        pid = -1;
-    }
-    int fd[2]{-1, -1};
-    pid_t pid = -1;
-};
+using test_support::forked_sharer;
 
 // On one node every written page is already on node 0's target; pages without a frame are
 // counted apart, never as moved or as on a node. Which pages have a frame comes from the

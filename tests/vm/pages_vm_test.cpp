@@ -10,6 +10,7 @@
 #include <ccnuma/pages.hpp>
 #include <ccnuma/placement.hpp>
 
+#include "../support/forked_sharer.hpp"
 #include "../support/page_expectations.hpp"
 #include "../support/pagemap.hpp"
 
@@ -160,37 +161,7 @@ TEST_F(PagesInGuest, TheFirstWriteAfterReadsPlacesThePage) {
 
 // --- Issue 22: migrate() that moved nothing returned normally ------------------------------
 
-// A child that holds a copy-on-write share of the parent's pages until release().
-struct forked_sharer {
-    forked_sharer() {
-        if (::pipe(fd) != 0) return;
-        // A bare clone(SIGCHLD) is fork() without the pthread_atfork handlers: libomp 14's child
-        // handler aborts ("free(): invalid size") in a process bound through OMP_PLACES, and a
-        // child that dies unshares the pages this test needs shared. The child only reads and
-        // exits, both plain system calls.
-        pid = static_cast<pid_t>(::syscall(SYS_clone, SIGCHLD, nullptr, nullptr, nullptr, nullptr));
-        if (pid == 0) {
-            char c;
-            ::syscall(SYS_close, fd[1]);
-            while (::syscall(SYS_read, fd[0], &c, 1) < 0 && errno == EINTR) {
-            }
-            ::syscall(SYS_exit_group, 0);
-        }
-        ::close(fd[0]);
-    }
-    forked_sharer(const forked_sharer&) = delete;
-    forked_sharer& operator=(const forked_sharer&) = delete;
-    ~forked_sharer() { release(); }
-    void release() {
-        if (pid <= 0) return;
-        ::close(fd[1]);
-        int status = 0;
-        ::waitpid(pid, &status, 0);
-        pid = -1;
-    }
-    int fd[2]{-1, -1};
-    pid_t pid = -1;
-};
+using test_support::forked_sharer;
 
 // Every page's node, read with a bare move_pages query, not by the library.
 std::vector<int> nodes_of(const char* p, std::size_t pages) {
