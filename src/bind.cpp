@@ -7,9 +7,9 @@
 #include <ccnuma/detail/parallel.hpp>
 #include <ccnuma/detail/throw_error.hpp>
 
+#include "os/os.hpp"
+
 #include <omp.h>
-#include <pthread.h>
-#include <sched.h>
 
 #include <algorithm>
 #include <array>
@@ -82,16 +82,6 @@ int current_path(std::array<unsigned, binding_spec::max_levels + 1>& path) {
     return depth;
 }
 
-std::vector<unsigned> affinity_of_this_thread() {
-    cpu_set_t set;
-    CPU_ZERO(&set);
-    std::vector<unsigned> out;
-    if (pthread_getaffinity_np(pthread_self(), sizeof set, &set) != 0) return out;
-    for (unsigned i = 0; i < CPU_SETSIZE; ++i)
-        if (CPU_ISSET(i, &set)) out.push_back(i);
-    return out;
-}
-
 }  // namespace
 
 namespace detail {
@@ -149,11 +139,8 @@ unsigned bind_this_thread() {
                                                      detail::quote(topology::current().description()) +
                                                      " (CCNUMA_TOPOLOGY), not this machine; unset "
                                                      "CCNUMA_TOPOLOGY to bind threads");
-    cpu_set_t set;
-    CPU_ZERO(&set);
-    CPU_SET(slot->pu, &set);
     syscall_count.fetch_add(1, std::memory_order_relaxed);
-    if (const int rc = pthread_setaffinity_np(pthread_self(), sizeof set, &set); rc != 0)
+    if (const int rc = detail::set_this_thread_cpus(std::span<const unsigned>(&slot->pu, 1)); rc != 0)
         detail::throw_system_error(rc, "bind_this_thread: binding thread (" + p + ") to PU " +
                                            std::to_string(slot->pu));
     cache.generation = plan_generation;
@@ -183,8 +170,8 @@ struct report_state {
             if (options.bind_first) bind_this_thread();
             const auto index = static_cast<std::size_t>(slot - plan.threads().data());
             thread_binding& out = results[index];
-            out.cpu = sched_getcpu();
-            out.allowed = affinity_of_this_thread();
+            out.cpu = detail::current_cpu();
+            out.allowed = detail::this_thread_cpus();
             out.ok = out.cpu == static_cast<int>(slot->pu) && out.allowed.size() == 1 && out.allowed[0] == slot->pu;
             seen[index] = 1;
         } catch (...) {

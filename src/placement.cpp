@@ -1,14 +1,12 @@
 // Placement: allocate, place and the policies' actions on a range. What a policy means is
-// policy.cpp's (meaning_of), the team that owns each unit team.cpp's, the system calls
-// kernel.cpp's.
+// policy.cpp's (meaning_of), the team that owns each unit team.cpp's, the system calls the OS
+// layer's (os/os.hpp).
 
 #include "placement_internal.hpp"
 
 #include <ccnuma/detail/format.hpp>
 #include <ccnuma/detail/throw_error.hpp>
 #include <ccnuma/placement.hpp>
-
-#include <sys/mman.h>
 
 #include <algorithm>
 #include <atomic>
@@ -38,7 +36,7 @@ std::vector<unsigned> target_nodes(const policy& p, std::size_t bytes) {
 void touch_range(std::uintptr_t from, std::uintptr_t to) {
     const std::size_t page = detail::page_bytes();
     const std::uintptr_t first_page = from / page * page;
-    if (::madvise(reinterpret_cast<void*>(first_page), to - first_page, MADV_POPULATE_WRITE) == 0) return;
+    if (detail::populate_write(reinterpret_cast<void*>(first_page), to - first_page) == 0) return;
     for (std::uintptr_t b = from; b < to; b = (b / page + 1) * page) {
         char expected = 0;
         std::atomic_ref<char>(*reinterpret_cast<char*>(b)).compare_exchange_strong(expected, 0);
@@ -70,7 +68,7 @@ void warn_small_chunks(const detail::team_layout& team, std::size_t bytes, std::
     if (share >= unit) return;
     detail::diagnose(to_string(p) + " of " + detail::human_bytes(bytes) + " over " + std::to_string(team.threads) +
                      " threads: a thread's chunk (" + detail::human_bytes(share) + ") is smaller than a " +
-                     (unit == detail::huge_page_bytes() ? "huge page" : "page") + " (" + detail::human_bytes(unit) +
+                     (unit > detail::page_bytes() ? "huge page" : "page") + " (" + detail::human_bytes(unit) +
                      "), so threads share pages and each page lands on one of their nodes; use larger blocks, "
                      "fewer threads, or interleave");
 }
@@ -80,7 +78,7 @@ void apply(void* ptr, std::size_t bytes, const policy& p, std::size_t element_si
     element_size = std::max<std::size_t>(element_size, 1);
     const std::size_t unit = detail::unit_bytes(page_kind(p));
     const std::string what = "placement " + to_string(p) + " of " + detail::human_bytes(bytes);
-    if (page_kind(p) == pages::huge) (void)::madvise(ptr, bytes, MADV_HUGEPAGE);
+    if (page_kind(p) == pages::huge) (void)detail::advise_huge(ptr, bytes, true);
     auto fail = [&](int err, const std::string& call) {
         detail::throw_system_error(err, what + ": " + call + " failed");
     };
@@ -156,22 +154,13 @@ void* allocate(std::size_t bytes, const policy& p, std::size_t element_size, std
 
     const pages pg = page_kind(p);
     const std::size_t len = mapping_length(bytes, pg);
-    const std::size_t slack = pg == pages::huge ? detail::huge_page_bytes() : 0;
-    void* raw = ::mmap(nullptr, len + slack, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (raw == MAP_FAILED) throw std::bad_alloc();
-    auto* start = static_cast<char*>(raw);
-    if (slack) {
-        // Trim to a 2 MiB boundary so that huge pages line up with the placement units.
-        auto* aligned = reinterpret_cast<char*>((reinterpret_cast<std::uintptr_t>(raw) + slack - 1) / slack * slack);
-        if (aligned > start) ::munmap(start, static_cast<std::size_t>(aligned - start));
-        const std::size_t tail = static_cast<std::size_t>(start + len + slack - (aligned + len));
-        if (tail) ::munmap(aligned + len, tail);
-        start = aligned;
-    }
+    // Aligned to the placement unit, so that huge pages line up with it.
+    auto* start = static_cast<char*>(detail::map_anonymous(len, detail::unit_bytes(pg)));
+    if (start == nullptr) throw std::bad_alloc();
     try {
         apply(start, bytes, p, element_size);
     } catch (...) {
-        ::munmap(start, len);
+        (void)detail::unmap(start, len);
         throw;
     }
     return start;
@@ -183,33 +172,8 @@ void deallocate(void* ptr, std::size_t bytes, const policy& p, std::size_t align
         ::operator delete(ptr, std::align_val_t{alignment});
         return;
     }
-    ::munmap(ptr, mapping_length(bytes, page_kind(p)));
+    (void)detail::unmap(ptr, mapping_length(bytes, page_kind(p)));
 }
-
-namespace {
-
-// Whether [begin, end) is covered by mappings without a gap, each writable where `writable`:
-// /proc/self/maps, because first_touch writes every page (a fault there is a SIGSEGV, not an
-// errno), and mbind reports a hole only for part of the policies.
-bool mapped(std::uintptr_t begin, std::uintptr_t end, bool writable) {
-    std::FILE* maps = std::fopen("/proc/self/maps", "r");
-    if (maps == nullptr) return true;  // no procfs: the kernel calls still report EFAULT
-    std::uintptr_t covered = begin;
-    char line[512];
-    while (covered < end && std::fgets(line, sizeof line, maps) != nullptr) {
-        unsigned long lo = 0, hi = 0;
-        char perms[8] = {};
-        if (std::sscanf(line, "%lx-%lx %7s", &lo, &hi, perms) != 3) continue;
-        if (hi <= covered) continue;
-        if (lo > covered) break;  // a hole (the lines are sorted by address)
-        if (writable && perms[1] != 'w') break;
-        covered = hi;
-    }
-    std::fclose(maps);
-    return covered >= end;
-}
-
-}  // namespace
 
 void place(void* ptr, std::size_t bytes, const policy& p, std::size_t element_size) {
     char at[32];
@@ -230,7 +194,10 @@ void place(void* ptr, std::size_t bytes, const policy& p, std::size_t element_si
     if (ptr == nullptr) detail::throw_error(errc::invalid_argument, what + ": the address is null");
     (void)target_nodes(p, bytes);
     const bool writes = detail::meaning_of(p).act == detail::policy_meaning::action::touch;
-    if (!mapped(begin, begin + bytes, writes))
+    // /proc/self/maps, because first_touch writes every page (a fault there is a SIGSEGV, not an
+    // errno), and mbind reports a hole only for part of the policies. Without procfs the kernel
+    // calls still report EFAULT.
+    if (!detail::maps_cover(begin, begin + bytes, writes).value_or(true))
         detail::throw_error(errc::invalid_argument,
                             what + (writes ? ": the range is not (entirely) mapped writable memory (first_touch writes "
                                              "every page; expected memory from mmap or allocate)"

@@ -1,6 +1,6 @@
 #include <ccnuma/system.hpp>
 
-#include "kernel.hpp"
+#include "os/os.hpp"
 
 #include <ccnuma/detail/format.hpp>
 #include <ccnuma/topology.hpp>

@@ -2,7 +2,7 @@
 
 #include "team.hpp"
 
-#include "kernel.hpp"
+#include "os/os.hpp"
 
 #include <ccnuma/detail/parallel.hpp>
 #include <ccnuma/detail/throw_error.hpp>

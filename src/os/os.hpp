@@ -1,0 +1,114 @@
+#pragma once
+// The OS layer: the only code that makes system calls about NUMA, pages, mappings and thread
+// affinity, and the only reader of procfs and sysfs, as hwloc keeps topology-linux.c apart from
+// bind.c. One unit per concern: mempolicy.cpp (mbind, set/get_mempolicy), pages.cpp (move_pages,
+// pagemap, PAGEMAP_SCAN, kpageflags, smaps, mincore), memory.cpp (mmap, madvise, /proc/self/maps),
+// affinity.cpp (sched_{set,get}affinity), procfs.cpp (sizes, THP, numa_balancing, meminfo,
+// cpuinfo, cpufreq, rlimits). It passes errno and data back and decides nothing: what a policy
+// means is placement_internal.hpp's (meaning_of), what a page state is pages/'s. hwloc's own
+// calls stay in topology.cpp, behind hwloc. The part the tools need too is declared in
+// <ccnuma/detail/os.hpp>.
+
+#include <ccnuma/detail/os.hpp>
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace ccnuma::detail {
+
+// --- sizes and settings (procfs.cpp) ----------------------------------------------------------
+
+/// The PMD size as the kernel tells it (hpage_pmd_size), read once; nullopt where it does not
+/// (no THP, or a kernel before 4.13). huge_page_bytes() is the value to place by; this one is
+/// for reports, which must not pass a fallback off as read.
+std::optional<std::size_t> huge_page_bytes_told() noexcept;
+/// A "Node N <key> <value> kB" line of /sys/devices/system/node/node<N>/meminfo in bytes, e.g.
+/// key "MemFree" or "MemTotal"; nullopt where the kernel does not say.
+std::optional<std::uint64_t> node_meminfo(unsigned node, const char* key) noexcept;
+/// The soft RLIMIT_NPROC (`ulimit -u`) where the kernel enforces it on this process: threads
+/// count against it, and libomp aborts when it cannot start one. Empty when unlimited, and for
+/// root, whom the kernel exempts.
+std::optional<std::size_t> thread_rlimit() noexcept;
+
+// --- the memory-policy calls (mempolicy.cpp) --------------------------------------------------
+
+/// The nodes this process may allocate on right now: get_mempolicy(MPOL_F_MEMS_ALLOWED), or,
+/// where the kernel has no such call, its online nodes (/sys/devices/system/node/online, else
+/// node 0). Asked live, not snapshotted: a cpuset may change.
+std::vector<unsigned> allowed_memory_nodes();
+/// Whether the memory-policy calls exist here.
+bool has_mempolicy() noexcept;
+/// mbind(2) of a page-aligned range; nodes empty means MPOL_DEFAULT. Returns errno or 0.
+int mbind_range(void* addr, std::size_t len, int mode, const std::vector<unsigned>& nodes, unsigned flags);
+/// set_mempolicy(2) of the calling thread; nodes empty for modes without nodes. Returns errno or 0.
+int set_thread_policy(int mode, const std::vector<unsigned>& nodes);
+/// get_mempolicy(2) of the calling thread: mode and nodes. Returns errno or 0.
+int get_thread_policy(int& mode, std::vector<unsigned>& nodes);
+
+// --- pages (pages.cpp) ------------------------------------------------------------------------
+
+/// Whether move_pages exists here (a query of zero pages succeeds).
+bool has_move_pages() noexcept;
+/// move_pages(2) of the calling process. Without targets (`to` null) it queries: status[i] is
+/// the node of page i, or a negative errno. With targets it moves: status[i] is the node of a
+/// page the kernel queued or found in place, or the negative errno that kept it from queueing
+/// it (-EACCES shared with another process, -EBUSY not isolatable...). The kernel's positive
+/// return, stored in `not_migrated` where given, counts the pages whose migration failed plus
+/// the rest of the call, which the kernel then abandons; it leaves their status unwritten
+/// (Linux >= 4.17). Returns errno or 0.
+int move_pages(std::size_t count, void** pages, const int* to, int* status, int flags,
+               std::size_t* not_migrated = nullptr);
+
+/// mincore(2) over `count` pages from the page-aligned `first`: 0 where all are mapped, ENOMEM
+/// where part of the range is not (the check move_pages lacks: it reports unmapped and
+/// untouched pages alike), else errno. In batches, so a huge bogus range costs no huge buffer.
+int pages_mapped(std::uintptr_t first, std::size_t count) noexcept;
+
+/// /proc/self/pagemap entry bits (Documentation/admin-guide/mm/pagemap.rst).
+inline constexpr std::uint64_t pagemap_present = std::uint64_t{1} << 63;
+inline constexpr std::uint64_t pagemap_swapped = std::uint64_t{1} << 62;
+inline constexpr std::uint64_t pagemap_exclusive = std::uint64_t{1} << 56;  // Linux >= 4.2
+/// Bits 0-4 of a swap entry: its swap type (area), where PFNs are visible.
+inline constexpr std::uint64_t pagemap_swap_type_mask = 0x1f;
+
+/// What this kernel lets a process read about its page tables, probed once on a page of the
+/// prober's own stack, which is always present.
+struct page_table_access {
+    bool pagemap = false;       ///< /proc/self/pagemap is readable
+    bool pfn_visible = false;   ///< PFNs read as non-zero (CAP_SYS_ADMIN, Linux >= 4.2)
+    bool pagemap_scan = false;  ///< the PAGEMAP_SCAN ioctl (Linux 6.7)
+    bool kpageflags = false;    ///< /proc/kpageflags is readable
+};
+page_table_access probe_page_tables() noexcept;
+
+/// The pagemap entries of `count` pages from the page-aligned `first`. Returns errno or 0.
+int read_pagemap(std::uintptr_t first, std::size_t count, std::uint64_t* entries) noexcept;
+
+/// Per page: on the zero page, huge, and whether "huge" is known at all.
+struct page_flags {
+    std::vector<unsigned char> zero, huge, huge_known;
+};
+/// The page flags from PAGEMAP_SCAN: exact for every page. Returns errno or 0.
+int page_flags_from_pagemap_scan(std::uintptr_t first, std::size_t count, page_flags& f);
+/// The page flags from /proc/kpageflags, by the PFNs of the pagemap `entries`; a page whose
+/// frame cannot be read stays unknown.
+void page_flags_from_kpageflags(const std::vector<std::uint64_t>& entries, page_flags& f);
+/// The page flags from /proc/self/smaps, which says per mapping how much of it is huge: exact
+/// where a mapping has no huge page or is hugetlb, unknown for present pages in between.
+void page_flags_from_smaps(const std::vector<std::uint64_t>& entries, std::uintptr_t first, page_flags& f);
+/// The number of active swap areas (/proc/swaps): a swap entry of a higher type is a migration
+/// (or other non-swap) entry.
+std::size_t swap_areas();
+
+// --- mappings (memory.cpp) --------------------------------------------------------------------
+
+/// madvise(MADV_POPULATE_WRITE) (Linux 5.14): write-faults the range in. Returns errno or 0.
+int populate_write(void* addr, std::size_t bytes) noexcept;
+/// Whether [begin, end) is covered by mappings without a gap, each writable where `writable`,
+/// by /proc/self/maps; nullopt where that cannot be read (no procfs).
+std::optional<bool> maps_cover(std::uintptr_t begin, std::uintptr_t end, bool writable) noexcept;
+
+}  // namespace ccnuma::detail

@@ -1,0 +1,143 @@
+// Reports of a range's placement: the per-node histogram, locality against the schedule's owners
+// (which starts a team to ask who owns each element) and placement_report.
+
+#include "pages_internal.hpp"
+
+#include <ccnuma/detail/throw_error.hpp>
+#include <ccnuma/pages.hpp>
+#include <ccnuma/topology.hpp>
+
+#include <algorithm>
+#include <cstdio>
+#include <limits>
+#include <sstream>
+
+namespace ccnuma {
+
+double page_histogram::share(unsigned node) const noexcept {
+    return total == 0 || node >= pages.size() ? 0.0 : static_cast<double>(pages[node]) / static_cast<double>(total);
+}
+
+std::string page_histogram::to_string() const {
+    std::ostringstream s;
+    s.setf(std::ios::fixed);
+    s.precision(1);
+    for (std::size_t n = 0; n < pages.size(); ++n)
+        s << (n ? ", " : "") << "node " << n << ": " << pages[n] << " pages (" << 100.0 * share(static_cast<unsigned>(n))
+          << "%)";
+    const char* sep = pages.empty() ? "" : ", ";
+    auto part = [&](const char* label, std::size_t n, bool always = false) {
+        if (n == 0 && !always) return;
+        s << sep << label << ": " << n << " pages";
+        sep = ", ";
+    };
+    part("not present", not_present, pages.empty() && zero_page == 0);
+    part("read but never written (zero page)", zero_page);
+    part("in transparent huge pages", huge);
+    part("huge pages unknown", huge_unknown);
+    return s.str();
+}
+
+namespace {
+// Every node of this machine gets a bin, so that an empty node shows as 0 pages.
+page_histogram empty_histogram(std::size_t total, int max_seen) {
+    page_histogram h;
+    h.total = total;
+    std::size_t max_node = max_seen < 0 ? 0 : static_cast<std::size_t>(max_seen);
+    for (const auto& n : topology::current().numa_nodes()) max_node = std::max<std::size_t>(max_node, n.os_index);
+    h.pages.assign(max_node + 1, 0);
+    return h;
+}
+}  // namespace
+
+page_histogram node_histogram(const std::vector<int>& nodes) {
+    const int max_seen = nodes.empty() ? -1 : *std::max_element(nodes.begin(), nodes.end());
+    page_histogram h = empty_histogram(nodes.size(), max_seen);
+    for (int n : nodes) {
+        if (n < 0) ++h.not_present;
+        else ++h.pages[static_cast<std::size_t>(n)];
+    }
+    return h;
+}
+
+page_histogram node_histogram(const std::vector<page_info>& states) {
+    int max_seen = -1;
+    for (const auto& p : states) max_seen = std::max(max_seen, p.node);
+    page_histogram h = empty_histogram(states.size(), max_seen);
+    for (const auto& p : states) {
+        if (p.node >= 0) ++h.pages[static_cast<std::size_t>(p.node)];
+        else if (p.state == page_state::zero_page) ++h.zero_page;
+        else ++h.not_present;
+        if (!p.huge_known) ++h.huge_unknown;
+        else if (p.huge) ++h.huge;
+    }
+    return h;
+}
+
+page_histogram node_histogram(const void* ptr, std::size_t bytes) {
+    if (!detail::page_access_here().pagemap) return node_histogram(page_nodes(ptr, bytes));
+    return node_histogram(page_states(ptr, bytes));
+}
+
+namespace {
+double locality_of(const std::vector<int>& nodes, const void* ptr, std::size_t count, std::size_t element_size,
+                   schedule s) {
+    if (nodes.empty()) return 1.0;
+    const auto team = detail::run_team(count, s, {}, "locality of " + std::to_string(count) + " elements");
+    const auto expected = detail::unit_nodes(team, ptr, count * element_size, element_size, detail::page_bytes());
+    std::size_t local = 0;
+    for (std::size_t i = 0; i < nodes.size(); ++i)
+        if (nodes[i] >= 0 && nodes[i] == expected[i]) ++local;
+    return static_cast<double>(local) / static_cast<double>(nodes.size());
+}
+}  // namespace
+
+namespace {
+// count * element_size, or a ccnuma::error naming `op` where it does not fit in size_t.
+std::size_t checked_bytes(const char* op, const void* ptr, std::size_t count, std::size_t element_size) {
+    if (element_size != 0 && count > std::numeric_limits<std::size_t>::max() / element_size) {
+        char buf[64];
+        std::snprintf(buf, sizeof buf, "%p", ptr);
+        detail::throw_error(errc::invalid_argument, std::string(op) + " of " + std::to_string(count) + " elements of " +
+                                                        std::to_string(element_size) + " bytes at " + buf +
+                                                        ": the size overflows (expected count * element_size to fit "
+                                                        "in the address space)");
+    }
+    return count * element_size;
+}
+}  // namespace
+
+double locality(const void* ptr, std::size_t count, std::size_t element_size, schedule s) {
+    const std::size_t bytes = checked_bytes("locality", ptr, count, element_size);
+    if (bytes == 0) return 1.0;
+    return locality_of(page_nodes(ptr, bytes), ptr, count, element_size, s);
+}
+
+std::string placement_report::to_string() const {
+    char head[48];
+    std::snprintf(head, sizeof head, "locality %.1f%%: ", 100.0 * locality);
+    return head + pages.to_string();
+}
+
+placement_report report_placement(const void* ptr, std::size_t count, std::size_t element_size, schedule s) {
+    placement_report r;
+    const std::size_t bytes = checked_bytes("placement report", ptr, count, element_size);
+    if (bytes == 0) {
+        r.pages = node_histogram(std::vector<int>{});
+        return r;
+    }
+    std::vector<int> nodes;
+    if (detail::page_access_here().pagemap) {
+        const auto states = page_states(ptr, bytes);
+        r.pages = node_histogram(states);
+        nodes.reserve(states.size());
+        for (const auto& p : states) nodes.push_back(p.node);
+    } else {
+        nodes = page_nodes(ptr, bytes);
+        r.pages = node_histogram(nodes);
+    }
+    r.locality = locality_of(nodes, ptr, count, element_size, s);
+    return r;
+}
+
+}  // namespace ccnuma
