@@ -34,18 +34,29 @@ TEST(PerThread, EachThreadWritesItsOwnSlot) {
     EXPECT_EQ(reinterpret_cast<std::uintptr_t>(&partial[1]) - reinterpret_cast<std::uintptr_t>(&partial[0]), 128u);
 }
 
+// A team of 2 on one slot, on any machine: num_threads(2) with dynamic adjustment off gives two
+// threads even on one core (or under OMP_NUM_THREADS=1), so the second thread always finds no
+// slot and the test cannot pass by running single-threaded.
 TEST(PerThread, ATeamLargerThanTheSlotsIsAnError) {
     ccnuma::per_thread<int> one(1);
-    bool threw = false;
-#pragma omp parallel num_threads(2) reduction(|| : threw)
+    const int dynamic = omp_get_dynamic();
+    omp_set_dynamic(0);
+    int team = 0;
+    int threw = 0;
+#pragma omp parallel num_threads(2) reduction(+ : threw)
     {
+#pragma omp single
+        team = omp_get_num_threads();
         try {
             one.local() = 1;
         } catch (const std::out_of_range&) {
-            threw = true;
+            threw = 1;
         }
     }
-    EXPECT_TRUE(threw || omp_get_max_threads() == 1);
+    omp_set_dynamic(dynamic);
+    ASSERT_EQ(team, 2) << "the runtime refused a team of 2 (OMP_THREAD_LIMIT?)";
+    EXPECT_EQ(threw, 1) << "thread 1 of 2 wrote into a per_thread of 1 slot";
+    EXPECT_EQ(one[0], 1) << "thread 0 owns slot 0";
 }
 
 }  // namespace
