@@ -267,7 +267,8 @@ private:
 
 }  // namespace
 
-bool is_cpu_expression(std::string_view text) noexcept {
+namespace {
+bool starts_like_domain(std::string_view text) noexcept {
     if (text.substr(0, 2) == "E:") return true;
     if (text.empty()) return false;
     const char c = text[0];
@@ -275,6 +276,18 @@ bool is_cpu_expression(std::string_view text) noexcept {
     std::size_t i = 1;
     while (i < text.size() && text[i] >= '0' && text[i] <= '9') ++i;
     return i < text.size() && text[i] == ':' && (c == 'N' ? i == 1 : true);
+}
+}  // namespace
+
+bool is_cpu_expression(std::string_view text) noexcept {
+    // Any part of an @ chain may carry the domain: "0,1@S1:0" is likwid-pin's as much as "S1:0@0,1"
+    // (found by fuzz.cpu_expression).
+    for (std::size_t start = 0;;) {
+        const std::size_t at = text.find('@', start);
+        if (starts_like_domain(text.substr(start, at == std::string_view::npos ? at : at - start))) return true;
+        if (at == std::string_view::npos) return false;
+        start = at + 1;
+    }
 }
 
 std::vector<unsigned> cpu_expression_pus(std::string_view text, const topology& topo) {
