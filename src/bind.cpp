@@ -181,13 +181,14 @@ struct report_state {
     }
 
     void region(std::size_t level) noexcept {
-#pragma omp parallel num_threads(plan.team_size(level))
-        {
+        // The plan's own size for this level, not a schedule's: checked once for the whole plan
+        // in binding_report.
+        detail::open_team(static_cast<int>(plan.team_size(level)), [&] {
             if (level < plan.levels())
                 region(level + 1);
             else
                 record();
-        }
+        });
     }
 };
 

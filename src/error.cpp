@@ -41,23 +41,44 @@ const char* library_version() noexcept { return version_string; }
 
 namespace detail {
 
-void throw_error(errc code, const std::string& message) { throw error(code, "ccnuma: " + message); }
+namespace {
+// The one format of every message but the system-call ones: "<operation>: <problem> (<valid>)".
+std::string format(const operation_name& op, std::string_view problem, std::string_view valid) {
+    std::string m;
+    if (!op.type.empty()) m.append(op.type).append("::");
+    m.append(op.name).append(": ").append(problem);
+    if (!valid.empty()) m.append(" (").append(valid).append(")");
+    return m;
+}
+
+constexpr std::string_view prefix = "ccnuma: ";
+}  // namespace
+
+void throw_error(errc code, const std::string& message) { throw error(code, std::string(prefix) + message); }
+
+void throw_error(errc code, operation_name op, std::string_view problem, std::string_view valid) {
+    throw error(code, std::string(prefix) + format(op, problem, valid));
+}
 
 void throw_system_error(int errno_value, const std::string& message) {
-    throw error(errc::system, "ccnuma: " + message + ": " + std::strerror(errno_value));
+    throw error(errc::system, std::string(prefix) + message + ": " + std::strerror(errno_value));
 }
 
-void throw_index_out_of_range(std::string_view operation, std::size_t index, std::size_t size) {
-    throw std::out_of_range(std::string(operation) + ": index " + std::to_string(index) + " is out of range for size " +
-                            std::to_string(size) +
-                            (size == 0 ? std::string(" (it is empty)") : " (valid: 0.." + std::to_string(size - 1) + ")"));
+void throw_std_error(std_error kind, operation_name op, std::string_view problem, std::string_view valid) {
+    const std::string m = format(op, problem, valid);
+    switch (kind) {
+    case std_error::out_of_range: throw std::out_of_range(m);
+    case std_error::length_error: throw std::length_error(m);
+    case std_error::invalid_argument: throw std::invalid_argument(m);
+    }
+    throw std::logic_error(m);
 }
 
-void throw_out_of_range(const std::string& message) { throw std::out_of_range(message); }
-
-void throw_length_error(const std::string& message) { throw std::length_error(message); }
-
-void throw_invalid_argument(const std::string& message) { throw std::invalid_argument(message); }
+void throw_index_out_of_range(operation_name op, std::size_t index, std::size_t size) {
+    throw_std_error(std_error::out_of_range, op,
+                    "index " + std::to_string(index) + " is out of range for size " + std::to_string(size),
+                    size == 0 ? std::string("it is empty") : "valid: 0.." + std::to_string(size - 1));
+}
 
 void throw_bad_array_new_length() { throw std::bad_array_new_length(); }
 

@@ -8,7 +8,6 @@
 #include <ccnuma/detail/throw_error.hpp>
 
 #include <omp.h>
-#include <sched.h>
 
 #include <algorithm>
 #include <exception>
@@ -28,16 +27,16 @@ int max_team_threads() noexcept {
     return std::max(1, limit);
 }
 
-int team_size(const schedule& s, std::string_view operation) {
+int team_size(const schedule& s, operation_name operation) {
     const unsigned requested = requested_team_size(s.threads);
     if (s.threads == 0) return static_cast<int>(requested);
     const int limit = max_team_threads();
     if (requested > static_cast<unsigned>(limit))
-        throw_error(errc::invalid_argument,
-                    std::string(operation) + ": a team of " + std::to_string(s.threads) +
-                        " threads is more than this process can start (valid: threads(1) to threads(" +
-                        std::to_string(limit) + "), 64 per available CPU, at most OMP_THREAD_LIMIT and below ulimit -u, or 0 for "
-                        "the OpenMP default of " + std::to_string(requested_team_size(0)) + ")");
+        throw_error(errc::invalid_argument, operation,
+                    "a team of " + std::to_string(s.threads) + " threads is more than this process can start",
+                    "valid: threads(1) to threads(" + std::to_string(limit) +
+                        "), 64 per available CPU, at most OMP_THREAD_LIMIT and below ulimit -u, or 0 for the OpenMP "
+                        "default of " + std::to_string(requested_team_size(0)));
     return static_cast<int>(requested);
 }
 
@@ -60,11 +59,9 @@ team_layout run_team(std::size_t elements, const schedule& s,
     team.node.assign(requested, -1);
     std::exception_ptr error;
     std::once_flag error_once;
-#pragma omp parallel num_threads(static_cast<int>(requested))
-    {
+    open_team(static_cast<int>(requested), [&] {
         const auto t = static_cast<unsigned>(omp_get_thread_num());
-        unsigned cpu = 0, node = 0;
-        if (::getcpu(&cpu, &node) == 0) team.node[t] = static_cast<int>(node);
+        team.node[t] = current_node();
         // Its barrier also publishes every thread's node before in_thread reads the layout.
 #pragma omp single
         team.threads = static_cast<unsigned>(omp_get_num_threads());
@@ -75,7 +72,7 @@ team_layout run_team(std::size_t elements, const schedule& s,
                 std::call_once(error_once, [&] { error = std::current_exception(); });
             }
         }
-    }
+    });
     if (error) std::rethrow_exception(error);
     return team;
 }

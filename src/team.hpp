@@ -5,7 +5,7 @@
 // runs, and nothing here binds a thread: a caller that wants its threads on planned PUs binds
 // them itself (bind_this_thread, OMP_PLACES) before it hands placement the work.
 
-#include <ccnuma/placement.hpp>
+#include <ccnuma/schedule.hpp>
 
 #include <cstddef>
 #include <cstdint>

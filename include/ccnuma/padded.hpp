@@ -57,9 +57,10 @@ public:
     T& local() {
         const auto t = static_cast<std::size_t>(omp_get_thread_num());
         if (t >= slots_.size())
-            detail::throw_out_of_range("ccnuma: per_thread::local() in thread " + std::to_string(t) +
-                                       " of a team larger than its " + std::to_string(slots_.size()) +
-                                       " slots (expected at most " + std::to_string(slots_.size()) + " threads)");
+            detail::throw_std_error(detail::std_error::out_of_range, {"ccnuma::per_thread", "local"},
+                                    "thread " + std::to_string(t) + " of a team larger than its " +
+                                        std::to_string(slots_.size()) + " slots",
+                                    "expected at most " + std::to_string(slots_.size()) + " threads");
         return slots_[t].value;
     }
     T& operator[](std::size_t thread) noexcept { return slots_[thread].value; }

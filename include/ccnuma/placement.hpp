@@ -14,6 +14,8 @@
 /// kernel where the pages must go before anyone writes them (blocked, interleave, on_node,
 /// preferred).
 
+#include <ccnuma/schedule.hpp>
+
 #include <cstddef>
 #include <functional>
 #include <string>
@@ -28,15 +30,6 @@ namespace ccnuma {
 /// aligned, advised with MADV_HUGEPAGE, and placed in 2 MiB units, so that no huge page is
 /// shared by two threads' chunks.
 enum class pages { base, huge };
-
-/// The OpenMP schedule whose partition a placement follows: `schedule(static)` when chunk is 0,
-/// else `schedule(static, chunk)` (chunks handed out round-robin in thread order). threads 0
-/// means omp_get_max_threads(), the size of the next parallel region's team.
-struct schedule {
-    std::size_t chunk = 0;
-    unsigned threads = 0;
-    friend bool operator==(const schedule&, const schedule&) = default;
-};
 
 /// The pages are first written, without changing their content, by a parallel team, each page
 /// by the thread that the static schedule over the *elements* gives it to, on the node that

@@ -304,7 +304,7 @@ private:
         size_type count = 0;
         switch (segs.by) {
         case segmentation::kind::per_thread:
-            count = static_cast<size_type>(detail::team_threads(owners, "ccnuma::seg_array"));
+            count = static_cast<size_type>(detail::team_size(owners, "ccnuma::seg_array"));
             break;
         case segmentation::kind::per_node: {
             for (const auto& node : topology::current().numa_nodes()) count += node.cpus.empty() ? 0 : 1;
@@ -314,13 +314,14 @@ private:
         case segmentation::kind::count:
             count = segs.segments;
             if (count == 0)
-                detail::throw_invalid_argument("ccnuma::seg_array of " + std::to_string(n) +
-                                               " elements: 0 segments (expected at least 1)");
+                detail::throw_std_error(detail::std_error::invalid_argument,
+                                        "ccnuma::seg_array of " + std::to_string(n) + " elements", "0 segments",
+                                        "expected at least 1");
             break;
         }
         // The team is fixed now, so that every later operation gives segment s the same thread.
         if (owners.threads == 0)
-            owners.threads = segs.by == segmentation::kind::count ? static_cast<unsigned>(detail::team_threads(owners, "ccnuma::seg_array"))
+            owners.threads = segs.by == segmentation::kind::count ? static_cast<unsigned>(detail::team_size(owners, "ccnuma::seg_array"))
                                                                   : static_cast<unsigned>(count);
         policy_ = detail::with_schedule(placed, owners);
 
@@ -332,9 +333,9 @@ private:
         if (largest > std::numeric_limits<size_type>::max() / sizeof(T) ||
             largest * sizeof(T) > std::numeric_limits<size_type>::max() - (unit - 1) ||
             detail::round_up(largest * sizeof(T), unit) > std::numeric_limits<size_type>::max() / count - unit)
-            detail::throw_length_error("ccnuma::seg_array: " + std::to_string(n) + " elements of " +
-                                       std::to_string(sizeof(T)) + " bytes in " + std::to_string(count) +
-                                       " padded segments exceed the address space");
+            detail::throw_std_error(detail::std_error::length_error, "ccnuma::seg_array",
+                                    std::to_string(n) + " elements of " + std::to_string(sizeof(T)) + " bytes in " +
+                                        std::to_string(count) + " padded segments exceed the address space");
         l->stride = detail::round_up(largest * sizeof(T), unit);
         // The base is aligned to the padding unit where allocate() can do it (powers of two up
         // to a page; blocks of a page or more start on a page, or 2 MiB for huge pages).
@@ -366,10 +367,9 @@ private:
             const size_type largest = std::numeric_limits<size_type>::max() / count / 2 / alignof(T) * alignof(T);
             if (pad.count > largest)
                 detail::throw_error(errc::invalid_argument,
-                                    "seg_array of " + std::to_string(n) + " elements in " + std::to_string(count) +
-                                        " segments: pad::bytes(" + std::to_string(pad.count) +
-                                        ") does not fit the address space (valid: pad::bytes(0) to pad::bytes(" +
-                                        std::to_string(largest) + "))");
+                                    "seg_array of " + std::to_string(n) + " elements in " + std::to_string(count) + " segments",
+                                    "pad::bytes(" + std::to_string(pad.count) + ") does not fit the address space",
+                                    "valid: pad::bytes(0) to pad::bytes(" + std::to_string(largest) + ")");
             unit = std::max<size_type>(pad.count, 1);
             break;
         }

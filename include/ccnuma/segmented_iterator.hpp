@@ -16,7 +16,7 @@
 /// partition of detail/parallel.hpp (static_ranges) splits them.
 
 #include <ccnuma/detail/parallel.hpp>
-#include <ccnuma/placement.hpp>
+#include <ccnuma/schedule.hpp>
 #include <ccnuma/segmented_iterator_traits.hpp>
 
 #include <algorithm>
@@ -75,11 +75,9 @@ struct segment_layout {
         return reinterpret_cast<T*>(reinterpret_cast<char*>(base) + s * stride);
     }
     T* end(std::size_t s) const noexcept { return begin(s) + size(s); }
-    /// The segment of element i < n.
-    std::size_t segment_of(std::size_t i) const noexcept {
-        const std::size_t big = r * (q + 1);
-        return i < big ? i / (q + 1) : r + (i - big) / q;
-    }
+    /// The segment of element i < n: static_owner's formula over `segments` parts, with q and r
+    /// kept.
+    std::size_t segment_of(std::size_t i) const noexcept { return balanced_part(q, r, i); }
 };
 
 /// The layout of a contiguous array of n elements split as `s` splits it: schedule(static)
@@ -90,7 +88,7 @@ segment_layout<T> chunks_of(T* data, std::size_t n, const ccnuma::schedule& s) {
     segment_layout<T> l;
     l.base = data;
     l.packed = true;
-    const auto threads = static_cast<std::size_t>(team_threads(s));
+    const auto threads = static_cast<std::size_t>(team_size(s));
     if (s.chunk == 0) {
         l.split(n, threads, 0);
         l.owners = {0, static_cast<unsigned>(threads)};

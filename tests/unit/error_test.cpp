@@ -49,10 +49,30 @@ TEST(Error, ContainerHelpersThrowWhatStdVectorWould) {
     } catch (const std::out_of_range& e) {
         EXPECT_STREQ(e.what(), "ccnuma::seg_array::at: index 0 is out of range for size 0 (it is empty)");
     }
-    EXPECT_THROW(ccnuma::detail::throw_length_error("ccnuma::vector: too long"), std::length_error);
-    EXPECT_THROW(ccnuma::detail::throw_out_of_range("ccnuma: per_thread::local()"), std::out_of_range);
-    EXPECT_THROW(ccnuma::detail::throw_invalid_argument("ccnuma::seg_array: 0 segments"), std::invalid_argument);
+    using ccnuma::detail::std_error;
+    EXPECT_THROW(ccnuma::detail::throw_std_error(std_error::length_error, "ccnuma::vector", "too long"), std::length_error);
+    EXPECT_THROW(ccnuma::detail::throw_std_error(std_error::out_of_range, {"ccnuma::per_thread", "local"}, "thread 9"),
+                 std::out_of_range);
+    try {
+        ccnuma::detail::throw_std_error(std_error::invalid_argument, {"ccnuma::seg_array", "seg_array"}, "0 segments",
+                                        "expected at least 1");
+        FAIL() << "no exception";
+    } catch (const std::invalid_argument& e) {
+        EXPECT_STREQ(e.what(), "ccnuma::seg_array::seg_array: 0 segments (expected at least 1)");
+    }
     EXPECT_THROW(ccnuma::detail::throw_bad_array_new_length(), std::bad_array_new_length);
+}
+
+// Issue 25: ccnuma::error's message is formatted and prefixed in error.cpp from its parts.
+TEST(Error, StructuredMessagesGetTheOneFormat) {
+    try {
+        ccnuma::detail::throw_error(ccnuma::errc::invalid_argument, "ccnuma::seg_array", "a team of 9 threads",
+                                    "valid: threads(1) to threads(8)");
+        FAIL() << "no exception";
+    } catch (const ccnuma::error& e) {
+        EXPECT_STREQ(e.what(), "ccnuma: ccnuma::seg_array: a team of 9 threads (valid: threads(1) to threads(8))");
+        EXPECT_EQ(e.code(), ccnuma::errc::invalid_argument);
+    }
 }
 
 TEST(Error, CopiesShareTheMessage) {

@@ -374,7 +374,7 @@ TEST(Vector, SizeMismatchThrowsLengthErrorNamingBothSizes) {
         FAIL() << "no exception";
     } catch (const std::length_error& e) {
         EXPECT_STREQ(e.what(),
-                     "ccnuma: ccnuma::vector assignment: the expression has 11 elements and the destination 10 "
+                     "ccnuma::vector::operator=: the expression has 11 elements and the destination 10 "
                      "(elementwise assignment needs equal sizes; resize() first)");
     }
     EXPECT_THROW(a += c, std::length_error);
@@ -419,7 +419,7 @@ TEST(Vector, Reductions) {
         (void)ccnuma::min(empty);
         FAIL() << "no exception";
     } catch (const std::length_error& e) {
-        EXPECT_STREQ(e.what(), "ccnuma: ccnuma::min of an empty range (it needs at least one element)");
+        EXPECT_STREQ(e.what(), "ccnuma::min: the operand is empty (it needs at least one element)");
     }
     // Fewer elements than threads: threads without any must not count.
     ccnuma::vector<int> three({-5, 7, 2}, ccnuma::first_touch{}.threads(4));

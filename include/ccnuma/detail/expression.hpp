@@ -1,11 +1,13 @@
 #pragma once
-// Expression nodes of ccnuma::vector's valarray-style arithmetic. A node is a small value that
-// holds pointers to its operands' elements (never copies of them); `a = b + c * d` builds
-// binary<plus, leaf, binary<multiplies, leaf, leaf>> and evaluates node[i] in one parallel
-// loop, which the compiler inlines into the same code as the hand-written triad.
+// ccnuma::vector's valarray-style arithmetic: the expression nodes, ccnuma::expression that
+// wraps them, and the operators and elementwise functions that build them (public names,
+// documented in docs/vector.md; vector.hpp includes this). A node is a small value that holds
+// pointers to its operands' elements (never copies of them); `a = b + c * d` builds
+// binary<add, leaf, binary<mul, leaf, leaf>>, which detail/evaluate.hpp evaluates as node[i]
+// in one parallel loop that the compiler inlines into the same code as the hand-written triad.
 
 #include <ccnuma/detail/throw_error.hpp>
-#include <ccnuma/placement.hpp>
+#include <ccnuma/schedule.hpp>
 
 #include <cmath>
 #include <cstddef>
@@ -16,7 +18,7 @@
 
 namespace ccnuma::detail {
 
-/// Makes a node of an operand type: specialized for ccnuma::vector, vector_view and expr.
+/// Makes a node of an operand type: specialized for ccnuma::vector, vector_view and expression.
 template <class X>
 struct as_node;
 
@@ -75,9 +77,10 @@ std::size_t common_size(const L& l, const R& r, const char* op) {
     else if constexpr (R::is_scalar) return l.size();
     else {
         if (l.size() != r.size())
-            throw_length_error(std::string("ccnuma::vector expression: operands of ") + op + " have different sizes, " +
-                               std::to_string(l.size()) + " and " + std::to_string(r.size()) +
-                               " (elementwise operations need equal sizes)");
+            throw_std_error(std_error::length_error, "ccnuma::vector expression",
+                            std::string("operands of ") + op + " have different sizes, " + std::to_string(l.size()) +
+                                " and " + std::to_string(r.size()),
+                            "elementwise operations need equal sizes");
         return l.size();
     }
 }
@@ -138,3 +141,120 @@ struct exp_op { static constexpr bool builtin = true; template <class X> auto op
 struct log_op { static constexpr bool builtin = true; template <class X> auto operator()(const X& x) const { using std::log; return log(x); } };
 
 }  // namespace ccnuma::detail
+
+namespace ccnuma {
+
+/// A lazy elementwise expression over vectors, views and scalars, as `b + c * d` makes. It is
+/// evaluated when assigned to a vector or view, or reduced; it holds pointers to its operands,
+/// so it must not outlive them (as with std::valarray's expression templates).
+template <class Node>
+class expression {
+public:
+    using value_type = typename Node::value_type;
+    explicit expression(Node n) : node_(std::move(n)) {}
+    value_type operator[](std::size_t i) const noexcept(Node::nothrow) { return node_[i]; }
+    std::size_t size() const noexcept { return node_.size(); }
+    const Node& node() const noexcept { return node_; }
+
+private:
+    Node node_;
+};
+
+namespace detail {
+
+template <class N>
+struct as_node<expression<N>> {
+    static const N& make(const expression<N>& e) noexcept { return e.node(); }
+};
+
+template <class X>
+auto operand_node(const X& x) {
+    if constexpr (operand<X>) return node_of(x);
+    else return scalar<X>{x};
+}
+
+template <class Op, class L, class R>
+auto make_binary(const L& l, const R& r) {
+    using node = binary<Op, decltype(operand_node(l)), decltype(operand_node(r))>;
+    return expression<node>(node(operand_node(l), operand_node(r)));
+}
+
+template <class F, class X>
+auto make_mapped(const X& x, F f) {
+    using node = mapped<F, decltype(node_of(x))>;
+    return expression<node>(node{std::move(f), node_of(x)});
+}
+
+template <class L, class R>
+concept either_operand = operand<L> || operand<R>;
+
+}  // namespace detail
+
+// Elementwise arithmetic: lazy, evaluated on assignment. At least one side is a vector, view or
+// expression; the other may be a scalar.
+template <class L, class R>
+    requires detail::either_operand<L, R>
+auto operator+(const L& l, const R& r) {
+    return detail::make_binary<detail::add>(l, r);
+}
+template <class L, class R>
+    requires detail::either_operand<L, R>
+auto operator-(const L& l, const R& r) {
+    return detail::make_binary<detail::sub>(l, r);
+}
+template <class L, class R>
+    requires detail::either_operand<L, R>
+auto operator*(const L& l, const R& r) {
+    return detail::make_binary<detail::mul>(l, r);
+}
+template <class L, class R>
+    requires detail::either_operand<L, R>
+auto operator/(const L& l, const R& r) {
+    return detail::make_binary<detail::div>(l, r);
+}
+template <detail::operand X>
+auto operator-(const X& x) {
+    return detail::make_mapped(x, detail::neg{});
+}
+
+// Elementwise functions, as std::valarray has them.
+template <detail::operand X>
+auto sqrt(const X& x) {
+    return detail::make_mapped(x, detail::sqrt_op{});
+}
+template <detail::operand X>
+auto abs(const X& x) {
+    return detail::make_mapped(x, detail::abs_op{});
+}
+template <detail::operand X>
+auto exp(const X& x) {
+    return detail::make_mapped(x, detail::exp_op{});
+}
+template <detail::operand X>
+auto log(const X& x) {
+    return detail::make_mapped(x, detail::log_op{});
+}
+template <class L, class R>
+    requires detail::either_operand<L, R>
+auto pow(const L& l, const R& r) {
+    return detail::make_binary<detail::pow_op>(l, r);
+}
+/// Elementwise minimum and maximum of two operands (one may be a scalar); min(x) and max(x)
+/// with one argument are the reductions.
+template <class L, class R>
+    requires detail::either_operand<L, R>
+auto min(const L& l, const R& r) {
+    return detail::make_binary<detail::min_op>(l, r);
+}
+template <class L, class R>
+    requires detail::either_operand<L, R>
+auto max(const L& l, const R& r) {
+    return detail::make_binary<detail::max_op>(l, r);
+}
+/// The lazy expression f(x[i]). f is called concurrently from the team's threads.
+template <detail::operand X, class F>
+auto apply(const X& x, F f) {
+    return detail::make_mapped(x, std::move(f));
+}
+
+}  // namespace ccnuma

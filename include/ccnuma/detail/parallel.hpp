@@ -1,10 +1,17 @@
 #pragma once
-// The parallel loops of the containers. Everything a container does to its elements runs as
-// `#pragma omp for schedule(static)` (or schedule(static, chunk)) in a team of the size the
-// policy's schedule names, so that element i is constructed, computed on and destroyed by the
-// thread whose first touch placed its page: the runtime's own partition, not a copy of it.
+// The parallel loops of the containers and the library's one team opener. The partition is
+// OpenMP's static schedule, reached two ways: element loops run as `#pragma omp for
+// schedule(static)` (or schedule(static, chunk)), the runtime's own partition, while reductions,
+// streaming writes, segment layouts and the ownership team (src/team.cpp) compute it here
+// (static_ranges, static_count, static_owner). That computation is a copy of the runtime's
+// partition: OpenMP fixes schedule(static, chunk) (chunks round-robin in thread order), but
+// leaves the split of schedule(static) to the implementation; the copy is the balanced split
+// that libgomp and libomp both use, and placement_test checks it against the running runtime.
+// Both reach the same thread for element i only in a team of the size the policy's schedule
+// names, so every team here is opened by open_team.
 
-#include <ccnuma/placement.hpp>
+#include <ccnuma/detail/throw_error.hpp>
+#include <ccnuma/schedule.hpp>
 
 #include <omp.h>
 
@@ -19,11 +26,17 @@
 
 namespace ccnuma::detail {
 
+template <class Policy>
+inline constexpr bool is_variant = false;
+template <class... Alternatives>
+inline constexpr bool is_variant<std::variant<Alternatives...>> = true;
+
 /// The schedule a policy partitions by. interleave, on_node and preferred do not follow the
-/// threads, so their containers use plain schedule(static).
+/// threads, so their containers use plain schedule(static). ccnuma::policy is recognized as a
+/// std::variant, so that this header needs the schedule alone, not placement.hpp.
 template <class Policy>
 ccnuma::schedule schedule_of(const Policy& p) noexcept {
-    if constexpr (std::is_same_v<Policy, ccnuma::policy>)
+    if constexpr (is_variant<Policy>)
         return std::visit([](const auto& x) { return schedule_of(x); }, p);
     else if constexpr (requires { p.sched; })
         return p.sched;
@@ -45,29 +58,33 @@ inline unsigned requested_team_size(unsigned threads) noexcept {
 
 /// The size of the team that runs schedule `s` for `operation` (which the error names):
 /// requested_team_size(s.threads). Throws ccnuma::error (errc::invalid_argument) above
-/// max_team_threads(). The one check before every `num_threads` of the library.
-int team_size(const ccnuma::schedule& s, std::string_view operation);
+/// max_team_threads(). The one check before every team the library opens with an explicit size.
+int team_size(const ccnuma::schedule& s, operation_name operation = "a parallel loop");
 
-/// team_size() under the name the containers use.
-inline int team_threads(const ccnuma::schedule& s, std::string_view operation = "a parallel loop") {
-    return team_size(s, operation);
-}
-
-/// Runs region() once in every thread of a new team for schedule `s`: the one place that opens
-/// the library's teams. With s.threads == 0 it is a plain `#pragma omp parallel`, the runtime's
-/// own default team, as a hand-written `#pragma omp parallel for` has: no team-size query and
-/// no check on the hot path of an expression assignment. An explicit size is checked by
-/// team_size() first, which names `operation` if it is too large.
+/// Runs region() once in every thread of a new team of `threads` threads, or of the runtime's
+/// default team (a plain `#pragma omp parallel`, as a hand-written `#pragma omp parallel for`
+/// has) for 0. The one place that opens the library's teams: the containers' loops through
+/// in_team, the construction and reduction regions that carry exceptions out, the ownership team
+/// of src/team.cpp, and the nested teams of a binding plan (src/bind.cpp), whose sizes come from
+/// the plan. Exceptions must not leave region(): a region that can throw catches inside and
+/// rethrows after the team has joined.
 template <class Region>
-void in_team(const ccnuma::schedule& s, std::string_view operation, Region&& region) {
-    if (s.threads == 0) {
+void open_team(int threads, Region&& region) {
+    if (threads == 0) {
 #pragma omp parallel
         region();
     } else {
-        const int threads = team_size(s, operation);
 #pragma omp parallel num_threads(threads)
         region();
     }
+}
+
+/// The team of schedule `s`: with s.threads == 0 the runtime's default team, with no team-size
+/// query and no check on the hot path of an expression assignment; an explicit size is checked
+/// by team_size() first, which names `operation` if it is too large.
+template <class Region>
+void in_team(const ccnuma::schedule& s, operation_name operation, Region&& region) {
+    open_team(s.threads == 0 ? 0 : team_size(s, operation), region);
 }
 
 /// body(i) for i in [0, n), as a worksharing loop of the enclosing parallel region, with its
@@ -124,8 +141,9 @@ void parallel_for(std::size_t n, const ccnuma::schedule& s, Body&& body) {
 
 /// The iterations [lo, hi) of thread t of `threads` in schedule(static, chunk) over n, chunk by
 /// chunk: visit(lo, hi). For chunk 0 this is the balanced partition (the first n % threads
-/// threads get one more) that libgomp and libomp use for schedule(static). Reductions use it
-/// to give each thread a plain loop the compiler can vectorize.
+/// threads get one more) that libgomp and libomp use for schedule(static): the copy of the
+/// runtime's partition described at the top. Reductions use it to give each thread a plain loop
+/// the compiler can vectorize.
 template <class Visit>
 void static_ranges(std::size_t n, std::size_t chunk, unsigned t, unsigned threads, Visit&& visit) {
     if (chunk == 0) {
@@ -150,13 +168,19 @@ inline std::size_t static_count(std::size_t n, std::size_t chunk, unsigned t, un
     return mine * chunk - (t == (chunks - 1) % threads ? chunks * chunk - n : 0);
 }
 
+/// The part of element i when the first r parts hold q + 1 elements and the rest q: the
+/// balanced split of schedule(static) with q = n / parts and r = n % parts, and one chunk of q
+/// elements a part with r = 0. Callers that keep q and r (segment_layout) skip two divisions.
+inline std::size_t balanced_part(std::size_t q, std::size_t r, std::size_t i) noexcept {
+    const std::size_t big = r * (q + 1);
+    return i < big ? i / (q + 1) : r + (i - big) / q;
+}
+
 /// The thread of `threads` that schedule(static, chunk) over n gives iteration i < n to: the
 /// inverse of static_ranges, and so the same partition.
 inline unsigned static_owner(std::size_t n, std::size_t chunk, unsigned threads, std::size_t i) noexcept {
     if (chunk != 0) return static_cast<unsigned>((i / chunk) % threads);
-    const std::size_t q = n / threads, r = n % threads;
-    const std::size_t big = r * (q + 1);  // the first r threads run q + 1 iterations each
-    return static_cast<unsigned>(i < big ? i / (q + 1) : r + (i - big) / q);
+    return static_cast<unsigned>(balanced_part(n / threads, n % threads, i));
 }
 
 /// Constructs the elements p[from..to) with make(p + i, i), each by the thread that the static
@@ -177,8 +201,7 @@ void parallel_construct(T* p, std::size_t n, const ccnuma::schedule& s, Make&& m
         constexpr std::size_t none = std::numeric_limits<std::size_t>::max();
         std::atomic<bool> failed{false};
         std::exception_ptr error;
-#pragma omp parallel num_threads(team_threads(s))
-        {
+        in_team(s, "a parallel construction", [&] {
             // Each thread builds its iterations in increasing order, so "everything of mine
             // in [from, stop)" is exactly what it has built.
             std::size_t stop = none;
@@ -201,7 +224,7 @@ void parallel_construct(T* p, std::size_t n, const ccnuma::schedule& s, Make&& m
                         if (i >= from && i < to && i < stop) p[i].~T();
                     });
             }
-        }
+        });
         if (error) std::rethrow_exception(error);
     }
 }
@@ -213,9 +236,7 @@ template <class T>
 void parallel_destroy(T* p, std::size_t n, const ccnuma::schedule& s) noexcept {
     if constexpr (!std::is_trivially_destructible_v<T>) {
         if (n == 0) return;
-        const int threads = static_cast<int>(requested_team_size(s.threads));
-#pragma omp parallel num_threads(threads)
-        for_static<false>(n, s.chunk, [&](std::size_t i) noexcept { p[i].~T(); });
+        open_team(static_cast<int>(s.threads), [&] { for_static<false>(n, s.chunk, [&](std::size_t i) noexcept { p[i].~T(); }); });
     }
 }
 

@@ -1,0 +1,78 @@
+#pragma once
+// Evaluation of ccnuma::vector's expressions: assignment of a node to a destination with the
+// destination's partition, through a temporary where an operand overlaps it shifted, and the
+// dispatch to streaming stores (stores.hpp's mode decides, detail/streaming.hpp stores).
+
+#include <ccnuma/detail/expression.hpp>
+#include <ccnuma/detail/parallel.hpp>
+#include <ccnuma/detail/streaming.hpp>
+#include <ccnuma/detail/throw_error.hpp>
+#include <ccnuma/schedule.hpp>
+#include <ccnuma/stores.hpp>
+
+#include <omp.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+namespace ccnuma::detail {
+
+/// dst[i] = at(i) for i in [0, n) with streaming stores, each thread on the range that
+/// schedule(static[, chunk]) gives it (static_ranges), so every element is written by the thread
+/// that placed its page. Returns false, writing nothing, when `mode` says not to stream
+/// n elements (stores.hpp's streams() decides) or T has no streaming stores here.
+template <class T, class At>
+bool stream_write(T* dst, std::size_t n, const ccnuma::schedule& s, ccnuma::stores mode, bool aliases, const At& at) {
+    if constexpr (streamable<T>) {
+        if (n == 0 || mode == ccnuma::stores::regular || !ccnuma::streams(mode, n * sizeof(T), aliases, true))
+            return false;
+        in_team(s, "a streaming write", [&] {
+            const auto t = static_cast<unsigned>(omp_get_thread_num());
+            const auto threads = static_cast<unsigned>(omp_get_num_threads());
+            static_ranges(n, s.chunk, t, threads, [&](std::size_t lo, std::size_t hi) { stream_range(dst, lo, hi, at); });
+        });
+        return true;
+    } else {
+        (void)dst, (void)n, (void)s, (void)mode, (void)aliases, (void)at;
+        return false;
+    }
+}
+
+/// Writes node[i] to dst[i] for i in [0, n) with the destination's partition. An operand that
+/// overlaps the destination other than element for element (a view shifted by k, say) is read
+/// before it is overwritten: the result goes through a temporary then. `mode` chooses regular
+/// or streaming stores (an operand that is the destination itself counts as aliasing).
+template <class T, class Node>
+void assign_node(T* dst, std::size_t n, const Node& e, const ccnuma::schedule& s, operation_name what,
+                 ccnuma::stores mode = ccnuma::stores::automatic) {
+    if (!Node::is_scalar && e.size() != n)
+        throw_std_error(std_error::length_error, what,
+                        "the expression has " + std::to_string(e.size()) + " elements and the destination " +
+                            std::to_string(n),
+                        "elementwise assignment needs equal sizes; resize() first");
+    bool shifted = false, aliases = false;
+    const auto d0 = reinterpret_cast<std::uintptr_t>(dst), d1 = reinterpret_cast<std::uintptr_t>(dst + n);
+    e.for_each_leaf([&](const void* b, const void* end) {
+        const auto b0 = reinterpret_cast<std::uintptr_t>(b), b1 = reinterpret_cast<std::uintptr_t>(end);
+        if (b0 < d1 && b1 > d0) aliases = true;
+        if (b0 != d0 && b0 < d1 && b1 > d0) shifted = true;
+    });
+    if (shifted) {
+        std::vector<T> tmp(n);
+        parallel_for(n, s, [&, t = tmp.data()](std::size_t i) noexcept(Node::nothrow) { t[i] = e[i]; });
+        parallel_for(n, s, [&, t = tmp.data()](std::size_t i) noexcept(std::is_nothrow_copy_assignable_v<T>) {
+            dst[i] = t[i];
+        });
+        return;
+    }
+    if constexpr (Node::nothrow)
+        if (stream_write(dst, n, s, mode, aliases, [node = e](std::size_t i) noexcept { return node[i]; })) return;
+    // A copy of the node in the closure: its pointers are then locals of the outlined region,
+    // which helps the compiler keep them in registers.
+    parallel_for(n, s, [dst, node = e](std::size_t i) noexcept(Node::nothrow) { dst[i] = node[i]; });
+}
+
+}  // namespace ccnuma::detail
