@@ -12,6 +12,7 @@
 #include <ccnuma/padded.hpp>
 #include <ccnuma/pages.hpp>
 #include <ccnuma/placement.hpp>
+#include <ccnuma/schedule.hpp>
 #include <ccnuma/seg_array.hpp>
 #include <ccnuma/segmented_iterator.hpp>
 #include <ccnuma/segmented_iterator_traits.hpp>
@@ -20,4 +21,5 @@
 #include <ccnuma/system.hpp>
 #include <ccnuma/topology.hpp>
 #include <ccnuma/vector.hpp>
+#include <ccnuma/vector_view.hpp>
 #include <ccnuma/version.hpp>

@@ -1,6 +1,23 @@
 #pragma once
 /// @file
-/// The one exception type of ccnuma.
+/// ccnuma::error, the exception of everything that is ccnuma's own business, and the list of
+/// the standard exceptions the library throws besides it.
+///
+/// Which exceptions, and why (docs/error.md has the table):
+///  - ccnuma::error (a std::system_error; errc below) for every failure of ccnuma's own:
+///    a bad spec, policy, node or option, a team larger than the machine, a topology that
+///    cannot be loaded, a failed system call, a missing capability.
+///  - The containers (vector, seg_array, per_thread, vector expressions, allocator) throw what
+///    std::vector or std::allocator would where those would, so code written against them
+///    keeps its catch clauses: std::out_of_range from at(i) and per_thread::local(),
+///    std::length_error for a size beyond max_size() or the address space, operands of
+///    different sizes, and min/max of an empty operand, std::invalid_argument for
+///    seg::count(0), std::bad_array_new_length from allocator<T>::allocate, and std::bad_alloc
+///    when memory cannot be mapped or the policy's nodes cannot hold it (also from allocate()).
+///  - Whatever a user's element type, generator or apply() function throws, carried out of the
+///    parallel region and rethrown on the calling thread.
+/// Every message is formatted in src/error.cpp: "ccnuma: <operation>: <problem> (<valid>)" for
+/// ccnuma::error, "<qualified operation>: <problem> (<valid>)" for the standard ones.
 ///
 ///     try {
 ///         auto spec = ccnuma::binding_spec::parse("4,scater");
@@ -32,8 +49,9 @@ inline std::error_code make_error_code(errc e) noexcept {
     return {static_cast<int>(e), error_category()};
 }
 
-/// Thrown by every ccnuma function that fails. what() is one line that names the operation,
-/// the input and what would be valid; it is not decorated with the category text.
+/// Thrown by every ccnuma function that fails for a reason of ccnuma's own (the file comment
+/// lists the standard exceptions the containers throw instead). what() is one line that names
+/// the operation, the input and what would be valid; it is not decorated with the category text.
 class error : public std::system_error {
 public:
     error(errc code, const std::string& message);

@@ -378,9 +378,9 @@ private:
     }
 
     // Why one allocate() with the segment as the element: the placement then runs its own
-    // team over the segments, binds it to the binding plan, and gives each page (each 2 MiB
-    // unit for huge pages) to the owner of the segment in its middle, first-touched by that
-    // thread (first_touch) or mbind'ed to its node (blocked). With page padding no page holds
+    // team over the segments (it binds no thread; it notes the node each one runs on), and
+    // gives each page (each huge page for pages::huge) to the owner of the segment in its
+    // middle, first-touched by that thread (first_touch) or mbind'ed to its node (blocked). With page padding no page holds
     // two segments, so every page of segment s is on its owner's node; interleave, on_node and
     // preferred place the block as a whole. The uniform stride is what makes a segment one
     // element; pad::none keeps it too (the smaller segments leave a gap of one element).

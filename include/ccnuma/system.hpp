@@ -6,9 +6,13 @@
 ///     if (k.numa_balancing.value_or(0) != 0)
 ///         std::puts("NUMA balancing may migrate pages behind your back");
 
+#include <ccnuma/pages.hpp>
+#include <ccnuma/topology.hpp>
+
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace ccnuma {
 
@@ -33,15 +37,6 @@ struct kernel_settings {
 ///     if (auto free = ccnuma::node_free_bytes(1); free && *free < bytes)
 ///         std::puts("node 1 cannot hold the array: first touch will spill to other nodes");
 std::optional<std::uint64_t> node_free_bytes(unsigned node) noexcept;
-
-}  // namespace ccnuma
-
-#include <ccnuma/pages.hpp>
-#include <ccnuma/topology.hpp>
-
-#include <vector>
-
-namespace ccnuma {
 
 /// Settings of the host and properties of the topology a user should act on before measuring
 /// or relying on placement: NUMA balancing on, a restricted affinity mask, SMT, THP "always",

@@ -33,7 +33,7 @@ inline constexpr bool is_variant<std::variant<Alternatives...>> = true;
 
 /// The schedule a policy partitions by. interleave, on_node and preferred do not follow the
 /// threads, so their containers use plain schedule(static). ccnuma::policy is recognized as a
-/// std::variant, so that this header needs the schedule alone, not placement.hpp.
+/// std::variant, so that this header needs schedule.hpp alone, not the policies.
 template <class Policy>
 ccnuma::schedule schedule_of(const Policy& p) noexcept {
     if constexpr (is_variant<Policy>)
