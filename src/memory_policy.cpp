@@ -1,6 +1,6 @@
-// The thread's default memory policy, so that ccnuma needs no libnuma. The system calls are
-// kernel.cpp's; the allowed set and its error message are placement's (placement_internal.hpp),
-// so both say the same about a node that is not allowed.
+// The thread's default memory policy, so that ccnuma needs no libnuma. The system calls are the
+// OS layer's (src/os/mempolicy.cpp); the allowed set and its error message are placement's
+// (placement_internal.hpp), so both say the same about a node that is not allowed.
 
 #include "list_internal.hpp"
 #include "placement_internal.hpp"

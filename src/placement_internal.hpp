@@ -1,7 +1,8 @@
 #pragma once
 // What a placement policy means (meaning_of, in policy.cpp), the node checks made against the
-// kernel's allowed set, and the diagnostics. Shared by placement.cpp, pages.cpp and
-// memory_policy.cpp. The system calls are the OS layer's (os/os.hpp), the ownership team is team.hpp's.
+// kernel's allowed set, and the diagnostics. Shared by placement.cpp, src/pages/ and
+// memory_policy.cpp. The system calls are the OS layer's (os/os.hpp), the ownership team is
+// team.hpp's.
 
 #include "os/os.hpp"
 #include "team.hpp"

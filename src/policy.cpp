@@ -1,6 +1,6 @@
 // What a placement policy means: the one place (meaning_of) that turns a policy into an
 // action, a mode, nodes, a schedule, a page size and a name, and the node checks made against
-// the kernel's allowed set. How the kernel is then asked is kernel.cpp's.
+// the kernel's allowed set. How the kernel is then asked is the OS layer's (src/os/).
 
 #include "placement_internal.hpp"
 

@@ -34,4 +34,9 @@ int set_this_thread_cpus(std::span<const unsigned> cpus) noexcept {
 
 int current_cpu() noexcept { return ::sched_getcpu(); }
 
+int current_node() noexcept {
+    unsigned cpu = 0, node = 0;
+    return ::getcpu(&cpu, &node) == 0 ? static_cast<int>(node) : -1;
+}
+
 }  // namespace ccnuma::detail

@@ -5,6 +5,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include <climits>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -105,6 +106,12 @@ std::optional<std::uint64_t> node_meminfo(unsigned node, const char* key) noexce
 }
 
 std::optional<std::uint64_t> meminfo(const char* key) noexcept { return meminfo_field("/proc/meminfo", key); }
+
+std::string executable_path() {
+    char self[PATH_MAX] = {};
+    const ssize_t len = ::readlink("/proc/self/exe", self, sizeof self - 1);
+    return len > 0 ? std::string(self, static_cast<std::size_t>(len)) : std::string();
+}
 
 std::vector<std::string> cpuinfo(const char* key) {
     std::vector<std::string> values;

@@ -1,13 +1,11 @@
 #include "kernels.hpp"
 
 #include <ccnuma/binding.hpp>
+#include <ccnuma/detail/os.hpp>
 
 #include <omp.h>
-#include <pthread.h>
-#include <sched.h>
 
 #include <cmath>
-#include <fstream>
 #include <stdexcept>
 
 namespace bench {
@@ -33,18 +31,13 @@ std::vector<std::size_t> sizes_or(const options& o, std::vector<std::size_t> fal
 }
 
 void need_memory(const std::string& kernel, double arrays, std::size_t elements) {
-    std::ifstream f("/proc/meminfo");
-    std::string key;
-    double kib = 0;
-    while (f >> key >> kib)
-        if (key == "MemAvailable:") break;
-        else f.ignore(256, '\n');
+    const double available = static_cast<double>(ccnuma::detail::meminfo("MemAvailable").value_or(0));
     const double need = arrays * static_cast<double>(elements) * sizeof(double);
-    if (kib > 0 && need > kib * 1024)
+    if (available > 0 && need > available)
     {
         char buf[200];
         std::snprintf(buf, sizeof buf, ": N = %zu needs %.1f GB, more than the %.1f GB available (lower --n)", elements,
-                      need / 1e9, kib * 1024 / 1e9);
+                      need / 1e9, available / 1e9);
         throw std::runtime_error(kernel + buf);
     }
 }
@@ -65,35 +58,23 @@ void check_close(const std::string& what, const double* got, std::size_t n, doub
 namespace affinity {
 
 namespace {
-cpu_set_t initial_mask() {
-    cpu_set_t s;
-    CPU_ZERO(&s);
-    sched_getaffinity(0, sizeof s, &s);
-    return s;
-}
 // Taken before any thread is bound: the mask the process was started with.
-const cpu_set_t start_mask = initial_mask();
+const std::vector<unsigned> start_mask = ccnuma::detail::this_thread_cpus();
 }  // namespace
 
+// Best effort, as the runtime's own binding: a thread that cannot be pinned floats.
 void pin(const ccnuma::binding_plan& plan) {
     std::vector<unsigned> path;
     for (int l = 1; l <= omp_get_level(); ++l) path.push_back(static_cast<unsigned>(omp_get_ancestor_thread_num(l)));
     const auto* slot = plan.find(path);
     if (!slot) return;  // a thread beyond the plan floats, as it would with the runtime's binding
-    cpu_set_t s;
-    CPU_ZERO(&s);
-    CPU_SET(slot->pu, &s);
-    pthread_setaffinity_np(pthread_self(), sizeof s, &s);
+    (void)ccnuma::detail::set_this_thread_cpus(std::span<const unsigned>(&slot->pu, 1));
 }
 
-void release() { pthread_setaffinity_np(pthread_self(), sizeof start_mask, &start_mask); }
+void release() { (void)ccnuma::detail::set_this_thread_cpus(start_mask); }
 
-released_scope::released_scope() {
-    CPU_ZERO(&own_);
-    pthread_getaffinity_np(pthread_self(), sizeof own_, &own_);
-    release();
-}
-released_scope::~released_scope() { pthread_setaffinity_np(pthread_self(), sizeof own_, &own_); }
+released_scope::released_scope() : own_(ccnuma::detail::this_thread_cpus()) { release(); }
+released_scope::~released_scope() { (void)ccnuma::detail::set_this_thread_cpus(own_); }
 
 }  // namespace affinity
 

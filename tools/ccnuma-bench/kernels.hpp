@@ -6,8 +6,6 @@
 
 #include <ccnuma/binding.hpp>
 
-#include <sched.h>
-
 #include <cstddef>
 #include <memory>
 #include <new>
@@ -89,7 +87,7 @@ public:
     released_scope& operator=(const released_scope&) = delete;
 
 private:
-    cpu_set_t own_;
+    std::vector<unsigned> own_;
 };
 }  // namespace affinity
 

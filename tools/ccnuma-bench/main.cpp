@@ -8,6 +8,7 @@
 #include "../common/cli.hpp"
 
 #include <ccnuma/binding.hpp>
+#include <ccnuma/detail/os.hpp>
 #include <ccnuma/placement.hpp>
 
 #include <sys/stat.h>
@@ -29,9 +30,7 @@ namespace {
 /// The plot script: next to this executable (build tree and bin/ of an install), else in
 /// ../share/ccnuma of an install.
 std::string plot_script() {
-    char self[PATH_MAX] = {};
-    const ssize_t len = readlink("/proc/self/exe", self, sizeof self - 1);
-    std::string dir = len > 0 ? std::string(self, static_cast<std::size_t>(len)) : std::string();
+    std::string dir = ccnuma::detail::executable_path();
     dir = dir.substr(0, dir.rfind('/'));
     for (const std::string& p : {dir + "/ccnuma-bench-plot", dir + "/../share/ccnuma/ccnuma-bench-plot"})
         if (access(p.c_str(), R_OK) == 0) return p;

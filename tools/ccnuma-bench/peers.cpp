@@ -2,6 +2,8 @@
 
 #include "kernels.hpp"
 
+#include <ccnuma/detail/os.hpp>
+
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
@@ -16,7 +18,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
 #include <set>
 #include <sstream>
 #include <stdexcept>
@@ -39,17 +40,12 @@ std::string find_on_path(const std::string& name) {
 }
 
 std::set<std::string> cpu_flags() {
-    std::ifstream f("/proc/cpuinfo");
-    std::string line;
-    while (std::getline(f, line))
-        if (line.rfind("flags", 0) == 0) {
-            std::set<std::string> s;
-            std::stringstream words(line.substr(line.find(':') + 1));
-            std::string w;
-            while (words >> w) s.insert(w);
-            return s;
-        }
-    return {};
+    const auto flags = ccnuma::detail::cpuinfo("flags");
+    std::set<std::string> s;
+    if (flags.empty()) return s;
+    std::stringstream words(flags.front());
+    for (std::string w; words >> w;) s.insert(w);
+    return s;
 }
 
 /// Runs argv with stdout captured; stderr goes to the same pipe, so that likwid's own errors
@@ -175,13 +171,9 @@ double field(const std::string& output, const std::string& key, const std::strin
 /// kernel on any data size exceeds it; a peer reporting more than 10 times it measured nothing.
 double plausible_gbs(unsigned threads) {
     double ghz = 5.0;
-    std::ifstream max_freq("/sys/devices/system/cpu/cpu0/cpufreq/cpuinfo_max_freq");
-    double khz = 0;
-    if (max_freq >> khz) ghz = std::max(ghz, khz / 1e6);
-    std::ifstream cpuinfo("/proc/cpuinfo");
-    for (std::string line; std::getline(cpuinfo, line);)
-        if (line.rfind("cpu MHz", 0) == 0 && line.find(':') != std::string::npos)
-            ghz = std::max(ghz, std::strtod(line.c_str() + line.find(':') + 1, nullptr) / 1e3);
+    const double khz = std::strtod(ccnuma::detail::cpufreq(0, "cpuinfo_max_freq").c_str(), nullptr);
+    ghz = std::max(ghz, khz / 1e6);
+    for (const auto& mhz : ccnuma::detail::cpuinfo("cpu MHz")) ghz = std::max(ghz, std::strtod(mhz.c_str(), nullptr) / 1e3);
     return 192.0 * ghz * std::max(1u, threads);
 }
 

@@ -5,6 +5,7 @@
 #include "../common/output_file.hpp"
 
 #include <ccnuma/binding.hpp>
+#include <ccnuma/detail/os.hpp>
 #include <ccnuma/emulated_machine.hpp>
 #include <ccnuma/pages.hpp>
 #include <ccnuma/topology.hpp>
@@ -20,7 +21,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <ctime>
-#include <fstream>
 #include <set>
 #include <sstream>
 #include <stdexcept>
@@ -62,25 +62,13 @@ std::string compiler() {
 }
 
 std::string mhz() {
-    std::ifstream f("/proc/cpuinfo");
-    std::string line;
-    while (std::getline(f, line))
-        if (line.rfind("cpu MHz", 0) == 0) {
-            const auto colon = line.find(':');
-            if (colon != std::string::npos) return line.substr(colon + 2);
-        }
-    return "0";
+    const auto values = ccnuma::detail::cpuinfo("cpu MHz");
+    return values.empty() ? "0" : values.front();
 }
 
 std::string cpu_model() {
-    std::ifstream f("/proc/cpuinfo");
-    std::string line;
-    while (std::getline(f, line))
-        if (line.rfind("model name", 0) == 0) {
-            const auto colon = line.find(':');
-            if (colon != std::string::npos) return line.substr(colon + 2);
-        }
-    return "unknown";
+    const auto values = ccnuma::detail::cpuinfo("model name");
+    return values.empty() ? "unknown" : values.front();
 }
 
 std::string date() {
@@ -177,9 +165,8 @@ std::vector<std::string> run_warnings(const options& o) {
 bool cpu_scaling_enabled() {
     const long cpus = sysconf(_SC_NPROCESSORS_CONF);
     for (long cpu = 0; cpu < cpus; ++cpu) {
-        std::ifstream f("/sys/devices/system/cpu/cpu" + std::to_string(cpu) + "/cpufreq/scaling_governor");
-        std::string governor;
-        if (f >> governor && governor != "performance") return true;
+        const std::string governor = ccnuma::detail::cpufreq(static_cast<unsigned>(cpu), "scaling_governor");
+        if (!governor.empty() && governor != "performance") return true;
     }
     return false;
 }

@@ -4,20 +4,18 @@
 
 #include "kernels.hpp"
 
+#include <ccnuma/detail/os.hpp>
 #include <ccnuma/pages.hpp>
 #include <ccnuma/system.hpp>
 #include <ccnuma/topology.hpp>
 
 #include <omp.h>
-#include <sched.h>
-#include <sys/mman.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
-#include <fstream>
 #include <memory>
 #include <new>
 #include <stdexcept>
@@ -35,27 +33,21 @@ namespace {
 /// DMVM needs the kernel's own loop to place the matrix.
 class region {
 public:
-    region(std::size_t bytes, bool huge) : bytes_(bytes + align()) {
-        raw_ = mmap(nullptr, bytes_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-        if (raw_ == MAP_FAILED) throw std::bad_alloc();
-        const auto p = (reinterpret_cast<std::uintptr_t>(raw_) + align() - 1) & ~(align() - 1);
-        data_ = reinterpret_cast<double*>(p);
-        madvise(data_, bytes, huge ? MADV_HUGEPAGE : MADV_NOHUGEPAGE);
+    // Aligned to the huge page the library places by (the base page where the kernel has no THP).
+    region(std::size_t bytes, bool huge)
+        : bytes_(bytes), data_(static_cast<double*>(ccnuma::detail::map_anonymous(bytes, ccnuma::detail::huge_page_bytes()))) {
+        if (data_ == nullptr) throw std::bad_alloc();
+        // Advice only: where the kernel ignores it, huge_pages_share reports what it did.
+        (void)ccnuma::detail::advise_huge(data_, bytes, huge);
     }
     region(const region&) = delete;
     region& operator=(const region&) = delete;
-    ~region() { munmap(raw_, bytes_); }
+    ~region() { (void)ccnuma::detail::unmap(data_, bytes_); }
     double* data() const { return data_; }
 
 private:
-    // The PMD size the kernel reports (sysfs), or the base page where it has no THP.
-    static std::size_t align() {
-        const auto& s = ccnuma::support();
-        return s.huge_page_size ? s.huge_page_size : s.page_size;
-    }
     std::size_t bytes_;
-    void* raw_;
-    double* data_ = nullptr;
+    double* data_;
 };
 
 /// The node of every thread of a team of `threads`, as the kernel says (getcpu) for the CPU each
@@ -66,10 +58,7 @@ private:
 std::vector<int> thread_nodes(unsigned threads) {
     std::vector<int> nodes(threads, -1);
 #pragma omp parallel num_threads(static_cast<int>(threads))
-    {
-        unsigned cpu = 0, node = 0;
-        if (getcpu(&cpu, &node) == 0) nodes[static_cast<std::size_t>(omp_get_thread_num())] = static_cast<int>(node);
-    }
+    nodes[static_cast<std::size_t>(omp_get_thread_num())] = ccnuma::detail::current_node();
     return nodes;
 }
 

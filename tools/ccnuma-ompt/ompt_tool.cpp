@@ -9,11 +9,10 @@
 // libgomp. libgomp has no OMPT: there ccnuma-run and ccnuma::bind_this_thread() are the way.
 
 #include <ccnuma/binding.hpp>
+#include <ccnuma/detail/os.hpp>
 #include <ccnuma/topology.hpp>
 
 #include <omp-tools.h>
-#include <pthread.h>
-#include <sched.h>
 
 #include <array>
 #include <atomic>
@@ -144,16 +143,12 @@ void on_parallel_end(ompt_data_t*, ompt_data_t*, int, const void*) {
 
 // CCNUMA_OMPT_VERIFY: the mask as the kernel has it, compared with the single planned PU.
 void verify(thread_state& me, unsigned pu) {
-    cpu_set_t set;
-    CPU_ZERO(&set);
     count(state.checked);
-    if (pthread_getaffinity_np(pthread_self(), sizeof set, &set) == 0 && CPU_COUNT(&set) == 1 &&
-        pu < CPU_SETSIZE && CPU_ISSET(pu, &set))
-        return;
+    const auto cpus = ccnuma::detail::this_thread_cpus();
+    if (cpus.size() == 1 && cpus.front() == pu) return;
     if (state.off_plan.fetch_add(1, std::memory_order_relaxed) == 0) {
         std::string mask;
-        for (int c = 0; c < CPU_SETSIZE; ++c)
-            if (CPU_ISSET(c, &set)) mask += (mask.empty() ? "" : ",") + std::to_string(c);
+        for (unsigned c : cpus) mask += (mask.empty() ? "" : ",") + std::to_string(c);
         const auto& path = state.plan->threads()[slot_of(me.current)].path;
         say("thread (" + path_text(std::span(path.data(), depth_of(me.current))) + ") has mask {" + mask +
             "}, planned PU " + std::to_string(pu) + " (said for the first such task only)");
@@ -174,10 +169,7 @@ void on_implicit_task(ompt_scope_endpoint_t endpoint, ompt_data_t* parallel_data
     if (pu == me.bound_pu) {
         count(state.in_place);
     } else {
-        cpu_set_t set;
-        CPU_ZERO(&set);
-        CPU_SET(pu, &set);
-        if (const int rc = pthread_setaffinity_np(pthread_self(), sizeof set, &set); rc != 0) {
+        if (const int rc = ccnuma::detail::set_this_thread_cpus(std::span<const unsigned>(&pu, 1)); rc != 0) {
             // Said once: a failing binding would otherwise repeat at every fork.
             if (state.failures.fetch_add(1, std::memory_order_relaxed) == 0)
                 say("binding a thread to PU " + std::to_string(pu) + " failed (error " + std::to_string(rc) +

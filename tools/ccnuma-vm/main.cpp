@@ -9,6 +9,7 @@
 #include "qemu.hpp"
 #include "scratch.hpp"
 
+#include <ccnuma/detail/os.hpp>
 #include <ccnuma/emulated_machine.hpp>
 #include <ccnuma/error.hpp>
 #include <ccnuma/version.hpp>
@@ -282,13 +283,7 @@ void add_open_mpi(request& r) {
 }
 
 std::uint64_t host_available_memory() {
-    std::ifstream in("/proc/meminfo");
-    std::string key;
-    std::uint64_t kib = 0;
-    std::string unit;
-    while (in >> key >> kib >> unit)
-        if (key == "MemAvailable:") return kib << 10;
-    return 0;
+    return ccnuma::detail::meminfo("MemAvailable").value_or(0);
 }
 
 std::string gib(std::uint64_t bytes) {

@@ -24,6 +24,8 @@ std::vector<unsigned> this_thread_cpus();
 int set_this_thread_cpus(std::span<const unsigned> cpus) noexcept;
 /// The CPU the calling thread runs on at this instant (sched_getcpu), -1 where unknown.
 int current_cpu() noexcept;
+/// The NUMA node of the CPU the calling thread runs on at this instant (getcpu), -1 where unknown.
+int current_node() noexcept;
 
 // --- sizes and anonymous mappings (src/os/procfs.cpp, src/os/memory.cpp) --------------------
 
@@ -50,6 +52,8 @@ int advise_huge(void* addr, std::size_t bytes, bool huge) noexcept;
 /// A "<key>: <value> kB" line of /proc/meminfo in bytes (key "MemAvailable", "MemTotal"...);
 /// nullopt where the kernel does not say.
 std::optional<std::uint64_t> meminfo(const char* key) noexcept;
+/// The path of the running executable (/proc/self/exe); empty where procfs cannot say.
+std::string executable_path();
 /// The values of every "<key> : <value>" line of /proc/cpuinfo, in order (one per CPU for "model
 /// name", "cpu MHz", "flags"); empty where there is no such key (ARM has no "model name").
 std::vector<std::string> cpuinfo(const char* key);
