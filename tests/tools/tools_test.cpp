@@ -447,7 +447,7 @@ TEST(Issue17, RunSpeaksNumactl) {
     EXPECT_EQ(pus.at(0).at("pu"), 1);
     EXPECT_EQ(pus.at(1).at("pu"), 3);
     expect_error_status(run(four_nodes + run_tool + " -C 99 --bind 2,compact --print-plan"), 1,
-                        "--physcpubind \"99\": CPU 99 is not in the allowed set {0-15}");
+                        "CPU set \"99\": CPU 99 is not in the allowed set {0-15}");  // issue 25: parse_cpu_set
     expect_error_status(run(four_nodes + run_tool + " -N 7 --bind 2,compact --print-plan"), 1,
                         "node set \"7\": node 7 is not in the allowed set {0-3}");
 
@@ -621,10 +621,10 @@ TEST(BadInput, VmRejectsImpossibleMachinesAndMissingCommandsBeforeBooting) {
         {"--bogus -- true", 2, "unknown option \"--bogus\""},
         {"--nodes", 2, "--nodes needs a value"},
         // Issue 17: getopt_long, as in ccnuma-run.
-        {"--nodes= -- true", 2, "--nodes needs a value, not an empty one"},
+        {"--nodes= -- true", 2, "--nodes= needs a value (the value given is empty)"},  // issue 25: tools/common/cli.hpp
         {"--mem 12M -- true", 1, "mem-per-node 12M is not possible"},  // a unique prefix
         {"--t 1 -- true", 2, "ambiguous option \"--t\" (could be --threads-per-core, --thp, --timeout)"},
-        {"--keep-going=yes -- true", 2, "--keep-going takes no value"},
+        {"--keep-going=yes -- true", 2, "option \"--keep-going=yes\" takes no value"},
         {"-x -- true", 2, "unknown option \"-x\""},
         {"", 2, "no command given"},
         {"-- /nonexistent/prog", 127, "command /nonexistent/prog: No such file or directory"},
@@ -685,10 +685,36 @@ TEST(Run, Issue12_InputOption) {
     EXPECT_NE(eq.out.find("\"numa\":1"), std::string::npos) << eq.out;
 }
 
+// Issue 25: one command-line convention (tools/common/cli.hpp): the same one-line messages and
+// exit status 2 for what getopt_long refuses, and the same --version line, in every tool.
+TEST(BadInput, Issue25_OneCommandLineConvention) {
+    const std::pair<std::string, std::string> tools[] = {
+        {info, "ccnuma-info"}, {run_tool, "ccnuma-run"}, {vm_tool, "ccnuma-vm"}};
+    for (const auto& [tool, name] : tools) {
+        const auto unknown = run(tool + " --frobnicate");
+        expect_one_line_error(unknown, name, "unknown option \"--frobnicate\" (see " + name + " --help)");
+        EXPECT_EQ(unknown.status, 2) << name;
+        const auto letter = run(tool + " -k");
+        expect_one_line_error(letter, name, "unknown option \"-k\" (see " + name + " --help)");
+        EXPECT_EQ(letter.status, 2) << name;
+        const auto valued = run(tool + " --help=yes");
+        expect_one_line_error(valued, name, "option \"--help=yes\" takes no value");
+        EXPECT_EQ(valued.status, 2) << name;
+        const auto version = run(tool + " --version");
+        EXPECT_EQ(version.status, 0) << name;
+        EXPECT_EQ(version.out, name + " (ccnuma) " + ccnuma::library_version() + "\n");
+    }
+    const auto prefix = run(info + " --vers");  // a unique prefix works in every tool
+    EXPECT_EQ(prefix.status, 0) << prefix.err;
+    const auto empty = run(info + " --input=");
+    expect_one_line_error(empty, "ccnuma-info", "--input= needs a value (the value given is empty)");
+    EXPECT_EQ(empty.status, 2);
+}
+
 TEST(Info, Issue12_VersionAndSchema) {
     const auto v = run(info + " --version");
     ASSERT_EQ(v.status, 0);
-    EXPECT_EQ(v.out, std::string("ccnuma-info ") + ccnuma::version_string + "\n");
+    EXPECT_EQ(v.out, std::string("ccnuma-info (ccnuma) ") + ccnuma::version_string + "\n");  // issue 25: as every tool
     const auto j = run(info + " -i 'pack:2 core:2 pu:2' --json");
     ASSERT_EQ(j.status, 0) << j.err;
     EXPECT_EQ(j.out.rfind("{\"schema_version\":2,", 0), 0u) << j.out;

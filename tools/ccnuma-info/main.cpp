@@ -7,7 +7,7 @@
 #include <ccnuma/ccnuma.hpp>
 #include <ccnuma/detail/format.hpp>
 
-#include <nlohmann/json.hpp>
+#include <ccnuma/detail/json.hpp>
 
 #include <cstdio>
 #include <cstring>
@@ -19,7 +19,7 @@
 namespace {
 
 constexpr const char* usage =
-    "usage: ccnuma-info [--json] [--tree] [-i|--input FILE.xml|SYNTHETIC] [--version]\n"
+    "usage: ccnuma-info [--json] [--tree] [-i|--input FILE.xml|SYNTHETIC] | --help | --version\n"
     "  Shows NUMA nodes, packages, cores, caches, distances and the allowed CPUs and nodes\n"
     "  of this process, the kernel's NUMA balancing and THP settings, and warnings.\n"
     "  --json        one JSON object instead of text (schema_version 2)\n"
@@ -27,6 +27,9 @@ constexpr const char* usage =
     "  -i, --input   describe another machine, as lstopo -i: an hwloc XML export or a\n"
     "                synthetic description such as \"pack:2 numa:2 core:8 pu:2\"\n"
     "  --version     print the version and exit\n"
+    "  Options take their value as --opt VALUE, --opt=VALUE, -i VALUE or -iVALUE; unique prefixes\n"
+    "  of long options work (--tr).\n"
+    "exit status: 0 success, 1 the topology cannot be loaded, 2 usage error\n"
     "  L# marks hwloc logical indices (cores, packages, caches), P# OS indices (PUs, nodes).\n"
     "  CCNUMA_TOPOLOGY=<synthetic|file.xml> is the same as --input; CCNUMA_CPUSET=LIST\n"
     "  restricts it as taskset would.\n";
@@ -202,10 +205,10 @@ void print_text(const ccnuma::topology& t, const ccnuma::kernel_settings& k,
 }
 
 void print_json(const ccnuma::topology& t, const ccnuma::kernel_settings& k, const std::vector<std::string>& warnings) {
-    using json = nlohmann::ordered_json;
+    using ccnuma::detail::json;
     json doc;
     doc["schema_version"] = json_schema_version;
-    doc["topology"] = json::parse(t.to_json());
+    doc["topology"] = ccnuma::detail::to_json_value(t);
     json kernel;
     kernel["numa_balancing"] = k.numa_balancing ? json(*k.numa_balancing) : json(nullptr);
     json modes = json::array();
@@ -246,40 +249,26 @@ void print_json(const ccnuma::topology& t, const ccnuma::kernel_settings& k, con
 int main(int argc, char** argv) {
     bool json = false, tree = false;
     std::optional<std::string> input;
-    for (int i = 1; i < argc; ++i) {
-        const std::string_view a = argv[i];
-        if (a == "--json") {
-            json = true;
-        } else if (a == "--tree") {
-            tree = true;
-        } else if (a == "-i" || a == "--input") {
-            if (i + 1 == argc) {
-                std::fprintf(stderr, "ccnuma-info: %s needs a value (an hwloc XML file or a synthetic description)\n",
-                             argv[i]);
-                return 2;
+    try {
+        static const option longs[] = {
+            {"json", no_argument, nullptr, 'j'},          {"tree", no_argument, nullptr, 't'},
+            {"input", required_argument, nullptr, 'i'},   {"help", no_argument, nullptr, 'h'},
+            {"version", no_argument, nullptr, 'V'},       {nullptr, 0, nullptr, 0},
+        };
+        tools::option_parser p("ccnuma-info", argc, argv, "+:i:h", longs);
+        for (int c = 0; (c = p.next(usage)) != -1;) {
+            switch (c) {
+                case 'j': json = true; break;
+                case 't': tree = true; break;
+                case 'i': input = p.value(); break;
+                default: throw tools::usage_error{"unknown option (" + p.see_help() + ")"};
             }
-            input = argv[++i];
-        } else if (a.substr(0, 8) == "--input=") {
-            input = std::string(a.substr(8));
-        } else if (a.size() > 2 && a.substr(0, 2) == "-i") {
-            input = std::string(a.substr(2));
-        } else if (a == "--version") {
-            std::printf("ccnuma-info %s\n", ccnuma::version_string);
-            return 0;
-        } else if (a == "-h" || a == "--help") {
-            std::fputs(usage, stdout);
-            return 0;
-        } else {
-            std::fprintf(stderr,
-                         "ccnuma-info: unknown option \"%s\" (expected --json, --tree, -i/--input, --version or "
-                         "--help)\n",
-                         argv[i]);
-            return 2;
         }
-    }
-    if (input && input->empty()) {
-        std::fputs("ccnuma-info: --input needs a value (an hwloc XML file or a synthetic description)\n", stderr);
-        return 2;
+        if (p.index() < argc)
+            throw tools::usage_error{"unexpected argument \"" + std::string(argv[p.index()]) + "\" (" + p.see_help() +
+                                     ")"};
+    } catch (const tools::usage_error& e) {
+        return tools::fail("ccnuma-info", e);
     }
     try {
         std::optional<ccnuma::topology> loaded;

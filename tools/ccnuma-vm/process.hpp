@@ -2,6 +2,8 @@
 // Child processes for ccnuma-vm: the helpers it calls (ldd, apt-get, dpkg-deb) and their
 // output, without a shell in between, so no argument is ever re-parsed.
 
+#include "../common/cli.hpp"
+
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -15,8 +17,8 @@ struct failure : std::runtime_error {
 };
 
 /// Exit codes, as timeout(1) and env(1) use them, so scripts can tell the tool from the command.
-inline constexpr int exit_setup = 1;        // invalid machine, or installing the kit failed
-inline constexpr int exit_usage = 2;
+inline constexpr int exit_setup = tools::exit_failure;  // invalid machine, or installing the kit failed
+inline constexpr int exit_usage = tools::exit_usage;
 inline constexpr int exit_timeout = 124;
 inline constexpr int exit_guest = 125;      // kernel panic, guest did not boot, QEMU failed
 inline constexpr int exit_not_executable = 126;

@@ -1,0 +1,143 @@
+// --show and --hardware: this process and this machine, in numactl's words and format.
+
+#include "run.hpp"
+
+#include "../common/slurm.hpp"
+
+#include <ccnuma/detail/json.hpp>
+
+#include <sched.h>
+
+#include <algorithm>
+#include <cstdio>
+
+namespace tools::run {
+
+// numactl's name of a policy (policy_name() in numactl.c).
+namespace {
+std::string numactl_name(ccnuma::memory_policy::mode m) {
+    using mode = ccnuma::memory_policy::mode;
+    switch (m) {
+        case mode::local: return "default";
+        case mode::bind: return "bind";
+        case mode::interleave: return "interleave";
+        case mode::preferred: return "preferred";
+        case mode::preferred_many: return "preferred-many";
+        case mode::weighted_interleave: return "weighted-interleave";
+    }
+    return "unknown";
+}
+
+// numactl's printmask(): "label: 0 1 2 \n".
+void print_mask(const char* label, const std::vector<unsigned>& v) {
+    std::string s;
+    for (unsigned x : v) s += std::to_string(x) + " ";
+    std::printf("%s: %s\n", label, s.c_str());
+}
+
+}  // namespace
+
+// numactl --show: what this process runs on and allocates from, with numactl's labels and
+// meanings (libnuma's numa_get_membind: the policy's nodes under bind, else every allowed
+// node; "preferred": the policy's nodes), then ccnuma's own lines.
+int show(bool json) {
+    cpu_set_t mask;
+    CPU_ZERO(&mask);
+    std::vector<unsigned> cpus;
+    if (sched_getaffinity(0, sizeof mask, &mask) == 0)
+        for (unsigned cpu = 0; cpu < CPU_SETSIZE; ++cpu)
+            if (CPU_ISSET(cpu, &mask)) cpus.push_back(cpu);
+    ccnuma::topology_options to;
+    to.use_environment = false;
+    const auto topo = ccnuma::topology::load(to);
+    std::vector<unsigned> nodes;
+    for (const auto& n : topo.numa_nodes())
+        for (unsigned cpu : n.cpus)
+            if (std::find(cpus.begin(), cpus.end(), cpu) != cpus.end()) {
+                nodes.push_back(n.os_index);
+                break;
+            }
+    std::sort(nodes.begin(), nodes.end());
+    const auto policy = ccnuma::current_memory_policy();
+    using mode = ccnuma::memory_policy::mode;
+    const auto mems = policy.kind == mode::bind ? policy.nodes : ccnuma::parse_node_set("all");
+    const auto spec = ccnuma::binding_spec::from_environment();
+    if (json) {
+        ccnuma::detail::json doc;
+        doc["schema_version"] = json_schema_version;
+        doc["policy"] = numactl_name(policy.kind);
+        doc["memory_policy"] = ccnuma::detail::to_json_value(policy);
+        doc["physcpubind"] = cpus;
+        doc["nodebind"] = nodes;
+        doc["membind"] = mems;
+        doc["preferred"] = policy.nodes;
+        doc["binding_spec"] = spec.empty() ? ccnuma::detail::json(nullptr) : ccnuma::detail::json(spec.to_string());
+        for (const char* name : tools::slurm::binding_variables)
+            if (const auto v = tools::slurm::variable(name)) doc["slurm"][name] = *v;
+        std::puts(doc.dump().c_str());
+        return 0;
+    }
+    std::printf("policy: %s\n", numactl_name(policy.kind).c_str());
+    const std::string first = policy.nodes.empty() ? "" : std::to_string(policy.nodes.front());
+    switch (policy.kind) {
+        case mode::local: std::printf("preferred node: current\n"); break;
+        case mode::interleave:
+        case mode::weighted_interleave: std::printf("preferred node: %s (interleave next)\n", first.c_str()); break;
+        case mode::preferred_many: std::printf("preferred node: %s (preferred-many)\n", first.c_str()); break;
+        default: std::printf("preferred node: %s\n", first.c_str()); break;
+    }
+    if (policy.kind == mode::interleave || policy.kind == mode::weighted_interleave) {
+        print_mask("interleavemask", policy.nodes);
+        std::printf("interleavenode: %s\n", first.c_str());
+    }
+    print_mask("physcpubind", cpus);
+    print_mask("cpubind", nodes);
+    print_mask("nodebind", nodes);
+    print_mask("membind", mems);
+    print_mask("preferred", policy.nodes);
+    // ccnuma's additions, after numactl's lines.
+    std::printf("ccnuma policy: %s\n", policy.to_string().c_str());
+    std::printf("numa balancing: %s\n", policy.numa_balancing ? "on (MPOL_F_NUMA_BALANCING)" : "off");
+    std::printf("binding spec: %s\n", spec.empty() ? "none" : spec.to_string().c_str());
+    for (const auto& line : tools::slurm::binding_lines()) std::printf("slurm: %s\n", line.c_str());
+    return 0;
+}
+
+// numactl -H: nodes, their CPUs, size and free memory, and the distance table, in numactl's format.
+int hardware() {
+    ccnuma::topology_options to;
+    to.use_environment = false;
+    to.use_affinity_mask = false;  // numactl -H lists each node's CPUs, whatever this process's mask
+    const auto topo = ccnuma::topology::load(to);
+    std::vector<unsigned> ids;
+    for (const auto& n : topo.numa_nodes()) ids.push_back(n.os_index);
+    std::printf("available: %zu nodes (%s)\n", ids.size(), ccnuma::format_list(ids).c_str());
+    for (const auto& n : topo.numa_nodes()) {
+        std::string cpus;
+        for (unsigned c : n.cpus) cpus += " " + std::to_string(c);
+        std::printf("node %u cpus:%s\n", n.os_index, cpus.c_str());
+        std::printf("node %u size: %llu MB\n", n.os_index, static_cast<unsigned long long>(n.memory_bytes >> 20));
+        const auto free = ccnuma::node_free_bytes(n.os_index);
+        if (free) std::printf("node %u free: %llu MB\n", n.os_index, static_cast<unsigned long long>(*free >> 20));
+        else std::printf("node %u free: <not available>\n", n.os_index);
+    }
+    auto d = topo.distances();
+    // hwloc keeps no matrix for one node; its distance to itself is the local 10 (ACPI SLIT),
+    // which numactl reads from sysfs.
+    if (d.empty() && ids.size() == 1) d = {{10}};
+    if (d.size() != ids.size() || d.empty()) {
+        std::printf("No distance information available.\n");
+        return 0;
+    }
+    std::printf("node distances:\nnode ");
+    for (unsigned i : ids) std::printf("%3u ", i);
+    std::printf("\n");
+    for (std::size_t i = 0; i < ids.size(); ++i) {
+        std::printf("%3u: ", ids[i]);
+        for (std::size_t k = 0; k < ids.size(); ++k) std::printf("%3u ", d[i][k]);
+        std::printf("\n");
+    }
+    return 0;
+}
+
+}  // namespace tools::run

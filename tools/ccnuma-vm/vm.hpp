@@ -1,0 +1,31 @@
+#pragma once
+// ccnuma-vm's units: options.cpp reads the command line, request.cpp decides what goes into the
+// guest (the command, the files it names, Open MPI, the environment), main.cpp boots it.
+
+#include "guest.hpp"
+
+#include <string>
+#include <string_view>
+
+namespace tools::vm {
+
+struct options {
+    request req;
+    std::string accel = "auto";
+    bool setup = false;
+};
+
+/// Throws tools::usage_error for a wrong command line, failure for a --copy path that is missing.
+options parse(int argc, char** argv);
+/// A shell variable name (NAME of --env NAME=VALUE).
+bool valid_name(std::string_view name);
+std::string absolute(const std::string& path);
+
+// request.cpp
+/// The command as the guest will run it: an absolute path to a regular, executable host file.
+std::string resolve_command(const std::string& name);
+void copy_named_files(request& r);
+void add_open_mpi(request& r);
+void inherit_environment(request& r);
+
+}  // namespace tools::vm
