@@ -20,9 +20,7 @@
 #include <linux/capability.h>
 #include <linux/mempolicy.h>
 #include <sys/mman.h>
-#include <signal.h>
 #include <sys/syscall.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
