@@ -1,14 +1,11 @@
-// The only translation unit that reads the hardware: hwloc in, a plain snapshot out.
+// Loading: hwloc reads this machine, an XML export or a synthetic description, and the tree
+// becomes a plain snapshot (topology_builder). restrict.cpp decides which part of it is kept.
 
-#include "topology_source.hpp"
-
-#include <ccnuma/detail/json.hpp>
+#include "../topology_source.hpp"
+#include "topology_internal.hpp"
 
 #include <ccnuma/detail/throw_error.hpp>
 #include <ccnuma/cpu_location.hpp>
-#include <ccnuma/topology.hpp>
-
-#include <hwloc.h>
 
 #include <algorithm>
 #include <cctype>
@@ -24,45 +21,9 @@
 
 namespace ccnuma {
 
-std::string_view to_string(domain_kind kind) noexcept {
-    switch (kind) {
-    case domain_kind::machine: return "machine";
-    case domain_kind::group: return "group";
-    case domain_kind::package: return "package";
-    case domain_kind::die: return "die";
-    case domain_kind::l3: return "l3";
-    case domain_kind::l2: return "l2";
-    case domain_kind::core: return "core";
-    case domain_kind::pu: return "pu";
-    }
-    return "?";
-}
-
 namespace detail {
 
 namespace {
-
-struct topology_deleter {
-    void operator()(hwloc_topology* t) const noexcept { hwloc_topology_destroy(t); }
-};
-struct bitmap_deleter {
-    void operator()(hwloc_bitmap_s* b) const noexcept { hwloc_bitmap_free(b); }
-};
-using topology_ptr = std::unique_ptr<hwloc_topology, topology_deleter>;
-using bitmap_ptr = std::unique_ptr<hwloc_bitmap_s, bitmap_deleter>;
-
-bitmap_ptr make_bitmap() {
-    bitmap_ptr b(hwloc_bitmap_alloc());
-    if (!b) throw std::bad_alloc();
-    return b;
-}
-
-std::vector<unsigned> to_indices(hwloc_const_bitmap_t set) {
-    std::vector<unsigned> out;
-    int i = -1;
-    while ((i = hwloc_bitmap_next(set, i)) != -1) out.push_back(static_cast<unsigned>(i));
-    return out;
-}
 
 // hwloc's logical index in the restricted tree: what lstopo shows in the same restriction
 // (lstopo --restrict MASK, or plain lstopo for the cgroup's allowed PUs), so that "core 5" is
@@ -91,6 +52,18 @@ void collect_numa(hwloc_obj_t obj, std::vector<unsigned>& out) {
 }
 
 }  // namespace
+
+topology_ptr open_hwloc(unsigned long flags) {
+    hwloc_topology_t h = nullptr;
+    if (hwloc_topology_init(&h) != 0) throw_system_error(errno, "hwloc_topology_init");
+    topology_ptr handle(h);
+    // L1 and instruction caches never decide a binding; dropping them keeps the tree small.
+    hwloc_topology_set_type_filter(h, HWLOC_OBJ_L1CACHE, HWLOC_TYPE_FILTER_KEEP_NONE);
+    hwloc_topology_set_icache_types_filter(h, HWLOC_TYPE_FILTER_KEEP_NONE);
+    hwloc_topology_set_io_types_filter(h, HWLOC_TYPE_FILTER_KEEP_NONE);
+    hwloc_topology_set_flags(h, flags);
+    return handle;
+}
 
 struct topology_builder {
     hwloc_topology_t topo;
@@ -267,11 +240,6 @@ struct topology_builder {
 
 namespace {
 
-std::string env_or_empty(const char* name) {
-    const char* v = std::getenv(name);
-    return v ? std::string(v) : std::string();
-}
-
 bool looks_like_path(const std::string& s) {
     return s.find('/') != std::string::npos ||
            (s.size() > 4 && s.compare(s.size() - 4, 4, ".xml") == 0);
@@ -316,40 +284,15 @@ topology topology::load(const topology_options& options) {
     std::string source = options.source;
     std::string source_name = options.source_name.empty() ? "topology source" : options.source_name;
     if (source.empty() && options.use_environment) {
-        source = env_or_empty("CCNUMA_TOPOLOGY");
+        source = detail::env_or_empty("CCNUMA_TOPOLOGY");
         source_name = "CCNUMA_TOPOLOGY";
     }
-    std::string cpuset = options.cpuset;
-    std::string cpuset_name = "cpuset";
-    if (cpuset.empty() && options.use_environment) {
-        cpuset = env_or_empty("CCNUMA_CPUSET");
-        cpuset_name = "CCNUMA_CPUSET";
-    }
-    // An hwloc location ("core:0-3", "package:1.core:0") means what hwloc-calc gives on the
-    // whole machine, numbered as lstopo numbers what the cgroup allows (issue 24).
-    if (!cpuset.empty() && is_cpu_location(cpuset)) {
-        topology_options whole;
-        whole.source = source;
-        whole.source_name = source_name;
-        whole.use_environment = false;
-        whole.use_affinity_mask = false;
-        cpuset = format_list(cpu_location_pus(cpuset, load(whole)));
-    }
+    std::string cpuset_name;
+    std::string cpuset = detail::cpuset_of(options, source, source_name, cpuset_name);
 
-    const auto open = [](unsigned long flags) {
-        hwloc_topology_t h = nullptr;
-        if (hwloc_topology_init(&h) != 0) detail::throw_system_error(errno, "hwloc_topology_init");
-        detail::topology_ptr handle(h);
-        // L1 and instruction caches never decide a binding; dropping them keeps the tree small.
-        hwloc_topology_set_type_filter(h, HWLOC_OBJ_L1CACHE, HWLOC_TYPE_FILTER_KEEP_NONE);
-        hwloc_topology_set_icache_types_filter(h, HWLOC_TYPE_FILTER_KEEP_NONE);
-        hwloc_topology_set_io_types_filter(h, HWLOC_TYPE_FILTER_KEEP_NONE);
-        hwloc_topology_set_flags(h, flags);
-        return handle;
-    };
     // Load the whole machine, disallowed PUs and nodes included, so that the totals count it
     // and a restriction to the allowed part is reported as one (issue 12.4).
-    detail::topology_ptr topo = open(HWLOC_TOPOLOGY_FLAG_INCLUDE_DISALLOWED);
+    detail::topology_ptr topo = detail::open_hwloc(HWLOC_TOPOLOGY_FLAG_INCLUDE_DISALLOWED);
     hwloc_topology_t raw = topo.get();
 
     topology t;
@@ -359,10 +302,10 @@ topology topology::load(const topology_options& options) {
         t.description_ = "this machine";
         // hwloc itself reads HWLOC_XMLFILE and HWLOC_SYNTHETIC: such a snapshot is not this
         // machine, and is labelled by what hwloc loaded.
-        if (const auto xml = env_or_empty("HWLOC_XMLFILE"); !xml.empty()) {
+        if (const auto xml = detail::env_or_empty("HWLOC_XMLFILE"); !xml.empty()) {
             t.source_ = topology_source::xml;
             t.description_ = xml + " (from HWLOC_XMLFILE)";
-        } else if (const auto syn = env_or_empty("HWLOC_SYNTHETIC"); !syn.empty()) {
+        } else if (const auto syn = detail::env_or_empty("HWLOC_SYNTHETIC"); !syn.empty()) {
             t.source_ = topology_source::synthetic;
             t.description_ = syn + " (from HWLOC_SYNTHETIC)";
         }
@@ -421,78 +364,14 @@ topology topology::load(const topology_options& options) {
     if (t.source_ == topology_source::system && !t.this_system_) t.description_ = "another machine (hwloc environment)";
     check_pu_limits(raw, t.description_);
 
-    const hwloc_obj_t root = hwloc_get_root_obj(raw);
     t.total_pus_ = static_cast<std::size_t>(std::max(0, hwloc_get_nbobjs_by_type(raw, HWLOC_OBJ_PU)));
     t.total_nodes_ = static_cast<std::size_t>(std::max(0, hwloc_get_nbobjs_by_type(raw, HWLOC_OBJ_NUMANODE)));
     // hwloc renumbers logical indices when it restricts, as lstopo --restrict does: the
     // snapshot keeps hwloc's renumbering, so its L# are the ones lstopo prints for the same
     // PUs; the totals above stay the whole machine's.
 
-    auto cpus = detail::make_bitmap();
-    hwloc_bitmap_copy(cpus.get(), hwloc_topology_get_allowed_cpuset(raw));
-    if (!cpuset.empty()) {
-        auto wanted = detail::make_bitmap();
-        for (unsigned i : parse_list(cpuset, cpuset_name)) hwloc_bitmap_set(wanted.get(), i);
-        if (!hwloc_bitmap_isincluded(wanted.get(), root->cpuset)) {
-            auto extra = detail::make_bitmap();
-            hwloc_bitmap_andnot(extra.get(), wanted.get(), root->cpuset);
-            detail::throw_error(errc::invalid_argument,
-                                cpuset_name + "=" + detail::quote(cpuset) + " names PUs " +
-                                    format_list(detail::to_indices(extra.get())) +
-                                    " that the topology does not have (valid: " +
-                                    format_list(detail::to_indices(root->cpuset)) + ")");
-        }
-        hwloc_bitmap_and(cpus.get(), cpus.get(), wanted.get());
-    } else if (t.this_system_ && options.use_affinity_mask) {
-        // hwloc ignores the affinity mask (taskset, cgroups, mpirun --bind-to) unless asked.
-        auto bound = detail::make_bitmap();
-        if (hwloc_get_cpubind(raw, bound.get(), HWLOC_CPUBIND_PROCESS) == 0 && !hwloc_bitmap_iszero(bound.get()))
-            hwloc_bitmap_and(cpus.get(), cpus.get(), bound.get());
-    }
-    if (hwloc_bitmap_iszero(cpus.get()))
-        detail::throw_error(errc::invalid_argument, cpuset_name + "=" + detail::quote(cpuset) +
-                                                        " selects no allowed PU (allowed: " +
-                                                        format_list(detail::to_indices(
-                                                            hwloc_topology_get_allowed_cpuset(raw))) +
-                                                        ")");
-
-    auto nodes = detail::make_bitmap();
-    hwloc_bitmap_copy(nodes.get(), hwloc_topology_get_allowed_nodeset(raw));
-    if (t.this_system_) {
-        // numactl --membind / set_mempolicy(MPOL_BIND) narrows the nodes this process may use.
-        auto bound = detail::make_bitmap();
-        hwloc_membind_policy_t policy{};
-        if (hwloc_get_membind(raw, bound.get(), &policy, HWLOC_MEMBIND_PROCESS | HWLOC_MEMBIND_BYNODESET) == 0 &&
-            policy == HWLOC_MEMBIND_BIND && !hwloc_bitmap_iszero(bound.get()))
-            hwloc_bitmap_and(nodes.get(), nodes.get(), bound.get());
-    }
-
-    // The tree is the one lstopo shows (issue 22): where the source disallows PUs or nodes,
-    // it is hwloc's load without them, as plain lstopo's; a restriction within it is
-    // hwloc_topology_restrict, as lstopo --restrict's. (hwloc's restrict re-sorts children
-    // by their remaining PUs, so restricting the whole tree to the allowed part could number
-    // cores and packages unlike lstopo.)
-    if (!hwloc_bitmap_isequal(hwloc_topology_get_allowed_cpuset(raw), root->cpuset) ||
-        !hwloc_bitmap_isequal(hwloc_topology_get_allowed_nodeset(raw), root->nodeset)) {
-        detail::topology_ptr allowed = open(0);
-        // (The system source reads this machine, or HWLOC_XMLFILE / HWLOC_SYNTHETIC, again.)
-        if (!source.empty() && t.source_ == topology_source::xml) hwloc_topology_set_xml(allowed.get(), source.c_str());
-        if (!source.empty() && t.source_ == topology_source::synthetic)
-            hwloc_topology_set_synthetic(allowed.get(), source.c_str());
-        if (hwloc_topology_load(allowed.get()) != 0)
-            detail::throw_system_error(errno, "loading the allowed part of the topology of " + t.description_);
-        topo = std::move(allowed);
-        raw = topo.get();
-    }
-    if (!hwloc_bitmap_isequal(cpus.get(), hwloc_get_root_obj(raw)->cpuset) &&
-        hwloc_topology_restrict(raw, cpus.get(), 0) != 0)
-        detail::throw_system_error(errno, "restricting the topology to PUs " +
-                                              format_list(detail::to_indices(cpus.get())));
-    if (!hwloc_bitmap_isequal(nodes.get(), hwloc_get_root_obj(raw)->nodeset) &&
-        hwloc_topology_restrict(raw, nodes.get(), HWLOC_RESTRICT_FLAG_BYNODESET) != 0)
-        detail::throw_system_error(errno, "restricting the topology to NUMA nodes " +
-                                              format_list(detail::to_indices(nodes.get())));
-
+    detail::restrict_to_allowed(topo, t, source, cpuset, cpuset_name, options.use_affinity_mask);
+    raw = topo.get();
     detail::topology_builder{raw, t}.build();
     return t;
 }
@@ -501,72 +380,5 @@ const topology& topology::current() {
     static const topology instance = load();
     return instance;
 }
-
-std::vector<unsigned> topology::allowed_cpus() const {
-    std::vector<unsigned> v;
-    for (const auto& p : pus_) v.push_back(p.os_index);
-    std::sort(v.begin(), v.end());
-    return v;
-}
-
-std::vector<unsigned> topology::allowed_nodes() const {
-    std::vector<unsigned> v;
-    for (const auto& n : nodes_) v.push_back(n.os_index);
-    return v;
-}
-
-unsigned topology::max_threads_per_core() const noexcept {
-    std::size_t m = 0;
-    for (const auto& c : cores_) m = std::max(m, c.pus.size());
-    return static_cast<unsigned>(m);
-}
-
-const pu_info& topology::pu(unsigned os_index) const {
-    if (os_index >= pu_by_os_.size() || pu_by_os_[os_index] == std::numeric_limits<std::size_t>::max())
-        detail::throw_error(errc::invalid_argument, "PU " + std::to_string(os_index) +
-                                                        " is not in the topology (allowed PUs: " +
-                                                        format_list(allowed_cpus()) + ")");
-    return pus_[pu_by_os_[os_index]];
-}
-
-namespace detail {
-json to_json_value(const topology& t) {
-    json j;
-    j["source"] = t.source() == topology_source::system      ? "system"
-                  : t.source() == topology_source::synthetic ? "synthetic"
-                                                              : "xml";
-    j["description"] = t.description();
-    j["this_system"] = t.is_this_system();
-    j["total_pus"] = static_cast<std::uint64_t>(t.total_pus());
-    j["total_numa_nodes"] = static_cast<std::uint64_t>(t.total_numa_nodes());
-    j["allowed_cpus"] = format_list(t.allowed_cpus());
-    j["allowed_nodes"] = format_list(t.allowed_nodes());
-    j["restricted"] = t.is_restricted();
-    json& nodes = j["numa_nodes"] = json::array();
-    for (const auto& n : t.numa_nodes())
-        nodes.push_back({{"os_index", n.os_index},
-                         {"memory_bytes", n.memory_bytes},
-                         {"cpus", n.cpus},
-                         {"subtype", n.subtype},
-                         {"tier", n.tier}});
-    json& packages = j["packages"] = json::array();
-    for (const auto& p : t.packages())
-        packages.push_back(
-            {{"logical_index", p.logical_index}, {"cores", p.cores}, {"numa_nodes", p.numa_nodes}, {"pus", p.pus}});
-    json& cores = j["cores"] = json::array();
-    for (const auto& c : t.cores())
-        cores.push_back({{"logical_index", c.logical_index},
-                         {"package", c.package == no_package ? std::int64_t{-1} : std::int64_t{c.package}},
-                         {"numa", c.numa},
-                         {"pus", c.pus}});
-    json& caches = j["caches"] = json::array();
-    for (const auto& c : t.caches())
-        caches.push_back({{"level", c.level}, {"logical_index", c.logical_index}, {"bytes", c.bytes}, {"pus", c.pus}});
-    j["distances"] = t.distances();
-    return j;
-}
-}  // namespace detail
-
-std::string topology::to_json() const { return detail::dump(detail::to_json_value(*this)); }
 
 }  // namespace ccnuma

@@ -1,0 +1,65 @@
+// Export: the snapshot as the names, JSON and data that tools and users read.
+
+#include "topology_internal.hpp"
+
+#include <ccnuma/detail/json.hpp>
+
+#include <cstdint>
+
+namespace ccnuma {
+
+std::string_view to_string(domain_kind kind) noexcept {
+    switch (kind) {
+    case domain_kind::machine: return "machine";
+    case domain_kind::group: return "group";
+    case domain_kind::package: return "package";
+    case domain_kind::die: return "die";
+    case domain_kind::l3: return "l3";
+    case domain_kind::l2: return "l2";
+    case domain_kind::core: return "core";
+    case domain_kind::pu: return "pu";
+    }
+    return "?";
+}
+
+namespace detail {
+json to_json_value(const topology& t) {
+    json j;
+    j["source"] = t.source() == topology_source::system      ? "system"
+                  : t.source() == topology_source::synthetic ? "synthetic"
+                                                              : "xml";
+    j["description"] = t.description();
+    j["this_system"] = t.is_this_system();
+    j["total_pus"] = static_cast<std::uint64_t>(t.total_pus());
+    j["total_numa_nodes"] = static_cast<std::uint64_t>(t.total_numa_nodes());
+    j["allowed_cpus"] = format_list(t.allowed_cpus());
+    j["allowed_nodes"] = format_list(t.allowed_nodes());
+    j["restricted"] = t.is_restricted();
+    json& nodes = j["numa_nodes"] = json::array();
+    for (const auto& n : t.numa_nodes())
+        nodes.push_back({{"os_index", n.os_index},
+                         {"memory_bytes", n.memory_bytes},
+                         {"cpus", n.cpus},
+                         {"subtype", n.subtype},
+                         {"tier", n.tier}});
+    json& packages = j["packages"] = json::array();
+    for (const auto& p : t.packages())
+        packages.push_back(
+            {{"logical_index", p.logical_index}, {"cores", p.cores}, {"numa_nodes", p.numa_nodes}, {"pus", p.pus}});
+    json& cores = j["cores"] = json::array();
+    for (const auto& c : t.cores())
+        cores.push_back({{"logical_index", c.logical_index},
+                         {"package", c.package == no_package ? std::int64_t{-1} : std::int64_t{c.package}},
+                         {"numa", c.numa},
+                         {"pus", c.pus}});
+    json& caches = j["caches"] = json::array();
+    for (const auto& c : t.caches())
+        caches.push_back({{"level", c.level}, {"logical_index", c.logical_index}, {"bytes", c.bytes}, {"pus", c.pus}});
+    j["distances"] = t.distances();
+    return j;
+}
+}  // namespace detail
+
+std::string topology::to_json() const { return detail::dump(detail::to_json_value(*this)); }
+
+}  // namespace ccnuma
