@@ -60,9 +60,10 @@ const support_info& support() {
         s.mbind = detail::has_mempolicy();
         s.move_pages = detail::has_move_pages();
         s.thp_mode = detail::thp_mode();
-        // The huge page size where the kernel tells it, 0 where not: placement's unit
-        // (huge_page_bytes()) is then a base page, the size seg_array pads to for 0.
-        s.huge_page_size = s.thp_mode.empty() ? 0 : detail::huge_page_bytes_told().value_or(0);
+        // The huge page size where the kernel tells it, 0 where not: from the same read as
+        // placement's unit (huge_page_bytes()), which is then a base page, the size seg_array
+        // pads to for 0.
+        s.huge_page_size = detail::huge_page_bytes_told().value_or(0);
         s.thp = !s.thp_mode.empty() && s.thp_mode != "never";
         const auto& acc = detail::page_access_here();
         s.pagemap = acc.pagemap;
