@@ -228,7 +228,7 @@ TEST(Topology, Issue17_6_BeyondTheLimitIsRefusedBeforeLoading) {
     // Refused before hwloc builds the machine, which is what the bound is for: 524288 PUs would
     // cost hwloc gigabytes (a 64 KiB cpuset per object) and minutes. Memory, unlike time, does
     // not depend on how busy the host is, so the guard is the peak resident size: the refusal
-    // may add no more than 64 MiB to it. A hang is left to ctest's timeout.
+    // may add no more than 64 MiB to it (a machine built first fails this, however fast).
     const long before = peak_rss_kib();
     const auto msg = load_error("pack:64 core:4096 pu:2");
     EXPECT_NE(msg.find("has a level of 4096 objects per parent (\"core:4096\")"), std::string::npos) << msg;
