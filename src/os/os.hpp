@@ -6,7 +6,7 @@
 // affinity.cpp (sched_{set,get}affinity), procfs.cpp (sizes, THP, numa_balancing, meminfo,
 // cpuinfo, cpufreq, rlimits). It passes errno and data back and decides nothing: what a policy
 // means is placement_internal.hpp's (meaning_of), what a page state is pages/'s. hwloc's own
-// calls stay in topology.cpp, behind hwloc. The part the tools need too is declared in
+// calls stay in the topology units, behind hwloc. The part the tools need too is declared in
 // <ccnuma/detail/os.hpp>.
 
 #include <ccnuma/detail/os.hpp>
