@@ -26,9 +26,9 @@
 
 namespace ccnuma {
 
-/// Page size of an allocation. `huge` means transparent huge pages: the block is 2 MiB
-/// aligned, advised with MADV_HUGEPAGE, and placed in 2 MiB units, so that no huge page is
-/// shared by two threads' chunks.
+/// Page size of an allocation. `huge` means transparent huge pages: the block is aligned to
+/// the kernel's huge-page size (2 MiB on x86-64), advised with MADV_HUGEPAGE, and placed in
+/// huge-page units, so that no huge page is shared by two threads' chunks.
 enum class pages { base, huge };
 
 /// The pages are first written, without changing their content, by a parallel team, each page
@@ -107,7 +107,7 @@ ccnuma::pages page_kind(const policy& p) noexcept;
 
 /// Allocates `bytes` placed by `p`, partitioned into elements of `element_size` bytes, aligned
 /// to `alignment` (at most the page size). Blocks of at least one page are mmap'ed and
-/// page-aligned (2 MiB-aligned for huge pages); smaller ones come from the heap, where placement
+/// page-aligned (huge-page-aligned for pages::huge); smaller ones come from the heap, where placement
 /// cannot be controlled. A zero size gives a unique non-null pointer.
 /// Throws std::bad_alloc when the memory does not exist (more than the allowed nodes, or the
 /// policy's nodes, have) or mmap fails, and ccnuma::error for a node that does not exist or is
