@@ -4,12 +4,12 @@
 // --print-plan --json on the same machine; the probe reports from inside the threads.
 // OmptTool.* run on this machine; VmOmpt.* boot a 2-node x 2-core emulated machine.
 
-#include "../support/json.hpp"
 #include "../support/run.hpp"
 
 #include <ccnuma/topology.hpp>
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include <map>
 #include <sstream>
@@ -18,7 +18,7 @@
 
 namespace {
 
-using test_support::json;
+using json = nlohmann::json;
 using test_support::quote;
 using test_support::result;
 using test_support::run;
@@ -48,10 +48,10 @@ std::vector<sample> samples(const std::string& out) {
 std::map<std::string, int> plan_pus(const std::string& plan_json) {
     std::map<std::string, int> m;
     const json plan = json::parse(plan_json);
-    for (const json& t : plan["threads"].items()) {
+    for (const json& t : plan.at("threads")) {
         std::string path;
-        for (long long i : t["path"].integers()) path += (path.empty() ? "" : ",") + std::to_string(i);
-        m[path] = static_cast<int>(t["pu"].integer());
+        for (long long i : t.at("path").get<std::vector<long long>>()) path += (path.empty() ? "" : ",") + std::to_string(i);
+        m[path] = static_cast<int>(t.at("pu").get<long long>());
     }
     return m;
 }
@@ -201,13 +201,13 @@ probe_plan nesting_plan(const std::string& plan_json, const std::string& spec) {
     }
     std::vector<long long> pu(total, -1);
     const json plan = json::parse(plan_json);
-    for (const json& t : plan["threads"].items()) {
-        const auto path = t["path"].integers();
+    for (const json& t : plan.at("threads")) {
+        const auto path = t.at("path").get<std::vector<long long>>();
         EXPECT_EQ(path.size(), p.team.size());
         std::size_t index = 0;
         for (std::size_t l = 0; l < path.size() && l < p.team.size(); ++l)
             index = index * static_cast<std::size_t>(p.team[l]) + static_cast<std::size_t>(path[l]);
-        if (index < total) pu[index] = t["pu"].integer();
+        if (index < total) pu[index] = t.at("pu").get<long long>();
     }
     for (long long x : pu) {
         EXPECT_GE(x, 0) << "a path of the plan is missing:\n" << plan_json;

@@ -32,4 +32,32 @@ TEST(Lists, FormatAndParseRoundTrip) {
     EXPECT_THROW((void)ccnuma::parse_list("", "test"), ccnuma::error);
 }
 
+// Issue 25: numactl's set rules live once (detail::parse_set), for nodes and CPUs alike.
+TEST(Issue25, CpuAndNodeSetsShareNumactlRules) {
+    const std::vector<unsigned> allowed{4, 5, 6, 7};
+    EXPECT_EQ(ccnuma::parse_cpu_set("all", allowed), allowed);
+    EXPECT_EQ(ccnuma::parse_cpu_set("+1,3", allowed), (std::vector<unsigned>{5, 7}));
+    EXPECT_EQ(ccnuma::parse_cpu_set("!5", allowed), (std::vector<unsigned>{4, 6, 7}));
+    EXPECT_EQ(ccnuma::parse_cpu_set("!+0-1", allowed), (std::vector<unsigned>{6, 7}));
+    EXPECT_EQ(ccnuma::parse_cpu_set("6,4", allowed), (std::vector<unsigned>{4, 6}));
+    for (const char* text : {"all", "+1,3", "!5", "!+0-1", "6,4"})
+        EXPECT_EQ(ccnuma::parse_cpu_set(text, allowed), ccnuma::parse_node_set(text, allowed)) << text;
+    const auto message = [&](const char* text) {
+        try {
+            (void)ccnuma::parse_cpu_set(text, allowed);
+        } catch (const ccnuma::error& e) {
+            EXPECT_EQ(e.code(), ccnuma::errc::invalid_argument) << text;
+            return std::string(e.what());
+        }
+        return std::string("no error");
+    };
+    EXPECT_EQ(message("3"), "ccnuma: CPU set \"3\": CPU 3 is not in the allowed set {4-7}");
+    EXPECT_EQ(message("+4"), "ccnuma: CPU set \"+4\": relative CPU +4 does not exist: the allowed set {4-7} has 4 "
+                             "CPU(s), +0 to +3");
+    EXPECT_EQ(message("!all"), "ccnuma: bad CPU set \"!all\": unexpected character \"a\" at position 1 (expected all, "
+                               "a list such as 0-2,4, +0-1 for the first two allowed CPUs, or ! before a list for all "
+                               "other CPUs)");
+    EXPECT_EQ(message("!4-7"), "ccnuma: CPU set \"!4-7\": no CPU is left (the allowed set is {4-7})");
+}
+
 }  // namespace

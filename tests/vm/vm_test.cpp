@@ -3,10 +3,10 @@
 // works with aligned chunks, and the guest's output, exit status, timeouts and panics reach the
 // caller. Every test boots a guest (about 5 s under TCG here), so they carry the label `vm`.
 
-#include "../support/json.hpp"
 #include "../support/run.hpp"
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -20,7 +20,7 @@
 
 namespace {
 
-using test_support::json;
+using json = nlohmann::json;
 using test_support::quote;
 using test_support::result;
 using test_support::run;
@@ -49,68 +49,68 @@ std::vector<long long> range(long long first, long long last) {
 // --- topology: what hwloc sees inside the guest is exactly the shape that was asked for ------
 
 void expect_nodes(const json& topo, unsigned nodes, unsigned cpus_per_node, std::uint64_t mem_per_node) {
-    EXPECT_TRUE(topo["this_system"].boolean());
-    EXPECT_EQ(topo["total_numa_nodes"].integer(), nodes);
-    EXPECT_EQ(topo["total_pus"].integer(), nodes * cpus_per_node);
-    EXPECT_FALSE(topo["restricted"].boolean());
-    ASSERT_EQ(topo["numa_nodes"].size(), nodes);
+    EXPECT_TRUE(topo.at("this_system").get<bool>());
+    EXPECT_EQ(topo.at("total_numa_nodes").get<long long>(), nodes);
+    EXPECT_EQ(topo.at("total_pus").get<long long>(), nodes * cpus_per_node);
+    EXPECT_FALSE(topo.at("restricted").get<bool>());
+    ASSERT_EQ(topo.at("numa_nodes").size(), nodes);
     for (unsigned n = 0; n < nodes; ++n) {
-        const json& node = topo["numa_nodes"][n];
-        EXPECT_EQ(node["os_index"].integer(), n);
-        EXPECT_EQ(node["cpus"].integers(), range(n * cpus_per_node, (n + 1) * cpus_per_node - 1)) << "node " << n;
+        const json& node = topo.at("numa_nodes")[n];
+        EXPECT_EQ(node.at("os_index").get<long long>(), n);
+        EXPECT_EQ(node.at("cpus").get<std::vector<long long>>(), range(n * cpus_per_node, (n + 1) * cpus_per_node - 1)) << "node " << n;
         // The kernel keeps a few tens of MiB of a node for itself (measured: up to 47 MiB of
         // 512 MiB, 41 MiB of 128 MiB); the rest is there.
-        EXPECT_GT(node["memory_bytes"].number(), static_cast<double>(mem_per_node - (64ull << 20))) << "node " << n;
-        EXPECT_LE(node["memory_bytes"].number(), static_cast<double>(mem_per_node)) << "node " << n;
+        EXPECT_GT(node.at("memory_bytes").get<double>(), static_cast<double>(mem_per_node - (64ull << 20))) << "node " << n;
+        EXPECT_LE(node.at("memory_bytes").get<double>(), static_cast<double>(mem_per_node)) << "node " << n;
     }
 }
 
 TEST(VmTopology, TwoNodesOfTwoCores) {
     const json j = run_json("--nodes 2 --cores-per-node 2 -- " + info + " --json");
-    const json& topo = j["topology"];
+    const json& topo = j.at("topology");
     expect_nodes(topo, 2, 2, 512ull << 20);
-    ASSERT_EQ(topo["packages"].size(), 2u);
+    ASSERT_EQ(topo.at("packages").size(), 2u);
     for (unsigned p = 0; p < 2; ++p) {
-        EXPECT_EQ(topo["packages"][p]["cores"].integer(), 2);
-        EXPECT_EQ(topo["packages"][p]["numa_nodes"].integers(), std::vector<long long>{p});
-        EXPECT_EQ(topo["packages"][p]["pus"].integers(), range(2 * p, 2 * p + 1));
+        EXPECT_EQ(topo.at("packages")[p].at("cores").get<long long>(), 2);
+        EXPECT_EQ(topo.at("packages")[p].at("numa_nodes").get<std::vector<long long>>(), std::vector<long long>{p});
+        EXPECT_EQ(topo.at("packages")[p].at("pus").get<std::vector<long long>>(), range(2 * p, 2 * p + 1));
     }
-    EXPECT_EQ(topo["cores"].size(), 4u);
-    EXPECT_EQ(j["emulated_machine"].string(),
+    EXPECT_EQ(topo.at("cores").size(), 4u);
+    EXPECT_EQ(j.at("emulated_machine").get<std::string>(),
               "nodes=2 sockets=2 cores-per-node=2 threads-per-core=1 mem-per-node=512M thp=madvise numa-balancing=0");
     // The defaults: madvise and no NUMA balancing, so pages stay where the program put them.
-    EXPECT_EQ(j["kernel"]["thp_enabled"].string(), "madvise");
-    EXPECT_EQ(j["kernel"]["numa_balancing"].integer(), 0);
+    EXPECT_EQ(j.at("kernel").at("thp_enabled").get<std::string>(), "madvise");
+    EXPECT_EQ(j.at("kernel").at("numa_balancing").get<long long>(), 0);
 }
 
 TEST(VmTopology, FourNodesOfOneCoreWithKernelSettingsApplied) {
     const json j = run_json("--nodes 4 --cores-per-node 1 --mem-per-node 256M --thp always --numa-balancing 1 -- " +
                             info + " --json");
-    const json& topo = j["topology"];
+    const json& topo = j.at("topology");
     expect_nodes(topo, 4, 1, 256ull << 20);
-    ASSERT_EQ(topo["packages"].size(), 4u);
+    ASSERT_EQ(topo.at("packages").size(), 4u);
     for (unsigned p = 0; p < 4; ++p) {
-        EXPECT_EQ(topo["packages"][p]["cores"].integer(), 1);
-        EXPECT_EQ(topo["packages"][p]["numa_nodes"].integers(), std::vector<long long>{p});
+        EXPECT_EQ(topo.at("packages")[p].at("cores").get<long long>(), 1);
+        EXPECT_EQ(topo.at("packages")[p].at("numa_nodes").get<std::vector<long long>>(), std::vector<long long>{p});
     }
-    EXPECT_EQ(j["emulated_machine"].string(),
+    EXPECT_EQ(j.at("emulated_machine").get<std::string>(),
               "nodes=4 sockets=4 cores-per-node=1 threads-per-core=1 mem-per-node=256M thp=always numa-balancing=1");
-    EXPECT_EQ(j["kernel"]["thp_enabled"].string(), "always");
-    EXPECT_EQ(j["kernel"]["numa_balancing"].integer(), 1);
+    EXPECT_EQ(j.at("kernel").at("thp_enabled").get<std::string>(), "always");
+    EXPECT_EQ(j.at("kernel").at("numa_balancing").get<long long>(), 1);
 }
 
 TEST(VmTopology, SubNumaClustersSmtAndDistances) {
     const json j = run_json("--nodes 2 --sockets 1 --cores-per-node 1 --threads-per-core 2 --mem-per-node 128M "
                             "--distances '10,12;12,10' -- " + info + " --json");
-    const json& topo = j["topology"];
+    const json& topo = j.at("topology");
     expect_nodes(topo, 2, 2, 128ull << 20);
-    ASSERT_EQ(topo["packages"].size(), 1u);
-    EXPECT_EQ(topo["packages"][0]["numa_nodes"].integers(), (std::vector<long long>{0, 1}));
-    ASSERT_EQ(topo["cores"].size(), 2u);
-    for (unsigned c = 0; c < 2; ++c) EXPECT_EQ(topo["cores"][c]["pus"].integers(), range(2 * c, 2 * c + 1));
-    ASSERT_EQ(topo["distances"].size(), 2u);
-    EXPECT_EQ(topo["distances"][0].integers(), (std::vector<long long>{10, 12}));
-    EXPECT_EQ(topo["distances"][1].integers(), (std::vector<long long>{12, 10}));
+    ASSERT_EQ(topo.at("packages").size(), 1u);
+    EXPECT_EQ(topo.at("packages")[0].at("numa_nodes").get<std::vector<long long>>(), (std::vector<long long>{0, 1}));
+    ASSERT_EQ(topo.at("cores").size(), 2u);
+    for (unsigned c = 0; c < 2; ++c) EXPECT_EQ(topo.at("cores")[c].at("pus").get<std::vector<long long>>(), range(2 * c, 2 * c + 1));
+    ASSERT_EQ(topo.at("distances").size(), 2u);
+    EXPECT_EQ(topo.at("distances")[0].get<std::vector<long long>>(), (std::vector<long long>{10, 12}));
+    EXPECT_EQ(topo.at("distances")[1].get<std::vector<long long>>(), (std::vector<long long>{12, 10}));
 }
 
 // --- placement: the harness tells good first touch from bad ---------------------------------
@@ -118,32 +118,32 @@ TEST(VmTopology, SubNumaClustersSmtAndDistances) {
 struct placement {
     json j;
     double pages = 0;
-    double fraction(const char* key) const { return j[key].number() / pages; }
-    double node_share(std::size_t n) const { return j["per_node"][n].number() / pages; }
+    double fraction(const char* key) const { return j.at(key).get<double>() / pages; }
+    double node_share(std::size_t n) const { return j.at("per_node")[n].get<double>() / pages; }
 };
 
 placement run_probe(const std::string& vm_args, const std::string& probe_args) {
     placement p{run_json(vm_args + " -- " + probe + " " + probe_args)};
     if (!p.j.is_object() || !p.j.contains("pages")) return p;
-    p.pages = p.j["pages"].number();
+    p.pages = p.j.at("pages").get<double>();
     EXPECT_GT(p.pages, 0);
-    EXPECT_TRUE(p.j["checksum_ok"].boolean()) << "the init loop did not write what it should";
-    EXPECT_EQ(p.j["not_present"].integer(), 0) << "pages never faulted in";
-    for (const auto& t : p.j["threads"].items())
-        EXPECT_EQ(t["cpu"].integer(), t["pu"].integer()) << "a thread left its planned PU";
+    EXPECT_TRUE(p.j.at("checksum_ok").get<bool>()) << "the init loop did not write what it should";
+    EXPECT_EQ(p.j.at("not_present").get<long long>(), 0) << "pages never faulted in";
+    for (const auto& t : p.j.at("threads"))
+        EXPECT_EQ(t.at("cpu").get<long long>(), t.at("pu").get<long long>()) << "a thread left its planned PU";
     return p;
 }
 
 TEST(VmPlacement, ParallelFirstTouchIsLocalOnTwoNodes) {
     const placement p = run_probe("--nodes 2 --cores-per-node 2", "--init parallel --mib 64");
     ASSERT_GT(p.pages, 0);
-    EXPECT_EQ(p.j["machine"].string(),
+    EXPECT_EQ(p.j.at("machine").get<std::string>(),
               "nodes=2 sockets=2 cores-per-node=2 threads-per-core=1 mem-per-node=512M thp=madvise numa-balancing=0");
     EXPECT_GE(p.fraction("local"), 0.99) << "pages on the node of the thread whose static chunk holds them";
     EXPECT_GE(p.node_share(0), 0.45);
     EXPECT_GE(p.node_share(1), 0.45);
     std::vector<long long> nodes;
-    for (const auto& t : p.j["threads"].items()) nodes.push_back(t["node"].integer());
+    for (const auto& t : p.j.at("threads")) nodes.push_back(t.at("node").get<long long>());
     std::sort(nodes.begin(), nodes.end());
     EXPECT_EQ(nodes, (std::vector<long long>{0, 0, 1, 1})) << "4,scatter spreads 2 threads per node";
 }
@@ -168,7 +168,7 @@ TEST(VmPlacement, HugePagesWithTwoMebibyteChunksStayLocal) {
     ASSERT_GT(p.pages, 0);
     EXPECT_GE(p.fraction("local"), 0.99);
     // The region really was backed by 2 MiB pages, so this checked huge-page placement.
-    EXPECT_GE(p.j["anon_huge_kib"].number(), 0.9 * 64 * 1024);
+    EXPECT_GE(p.j.at("anon_huge_kib").get<double>(), 0.9 * 64 * 1024);
     EXPECT_GE(p.node_share(0), 0.45);
     EXPECT_GE(p.node_share(1), 0.45);
 }
@@ -179,7 +179,7 @@ TEST(VmPlacement, HugePagesSplitByUnalignedChunksAreCaught) {
     // least 3 x 64 of the 16128 pages (1.2%) are then remote; the harness must see that.
     const placement p = run_probe("--nodes 2 --cores-per-node 2 --thp always", "--init parallel --mib 63");
     ASSERT_GT(p.pages, 0);
-    EXPECT_GT(p.j["anon_huge_kib"].number(), 0);
+    EXPECT_GT(p.j.at("anon_huge_kib").get<double>(), 0);
     EXPECT_LT(p.fraction("local"), 0.99);
     EXPECT_GT(p.fraction("local"), 0.9);
 }
@@ -222,17 +222,17 @@ TEST(VmMemoryPolicy, CcnumaRunOptionsPlaceThePagesOfAPlainProgram) {
     ASSERT_EQ(probes.size(), cases.size() - 1) << r.out;
     for (std::size_t i = 0; i + 1 < cases.size(); ++i) {
         SCOPED_TRACE(cases[i].name);
-        EXPECT_EQ(statuses[i]["status"].integer(), 0);
-        EXPECT_GE(probes[i]["pages"].integer(), 16384);
-        EXPECT_EQ(probes[i]["not_present"].integer(), 0);
-        EXPECT_LE(probes[i]["per_node"].size(), 4u);
+        EXPECT_EQ(statuses[i].at("status").get<long long>(), 0);
+        EXPECT_GE(probes[i].at("pages").get<long long>(), 16384);
+        EXPECT_EQ(probes[i].at("not_present").get<long long>(), 0);
+        EXPECT_LE(probes[i].at("per_node").size(), 4u);
     }
     const auto share = [&](std::size_t c, std::size_t node) {
-        const auto& per_node = probes[c]["per_node"];
-        const double pages = probes[c]["pages"].number();
-        return node < per_node.size() ? per_node[node].number() / pages : 0.0;
+        const auto& per_node = probes[c].at("per_node");
+        const double pages = probes[c].at("pages").get<double>();
+        return node < per_node.size() ? per_node[node].get<double>() / pages : 0.0;
     };
-    const auto policy = [&](std::size_t c) { return probes[c]["policy"].string(); };
+    const auto policy = [&](std::size_t c) { return probes[c].at("policy").get<std::string>(); };
 
     EXPECT_EQ(policy(0), "interleave(0-3)");
     for (std::size_t n = 0; n < 4; ++n) EXPECT_NEAR(share(0, n), 0.25, 0.02) << "interleave all, node " << n;
@@ -243,7 +243,7 @@ TEST(VmMemoryPolicy, CcnumaRunOptionsPlaceThePagesOfAPlainProgram) {
 
     // Preferred beats locality: written from node 3, placed on node 1.
     EXPECT_EQ(policy(2), "preferred(1)");
-    EXPECT_EQ(probes[2]["node"].integer(), 3);
+    EXPECT_EQ(probes[2].at("node").get<long long>(), 3);
     EXPECT_EQ(share(2, 1), 1.0);
 
     EXPECT_EQ(policy(3), "interleave(1-2)");
@@ -253,16 +253,16 @@ TEST(VmMemoryPolicy, CcnumaRunOptionsPlaceThePagesOfAPlainProgram) {
 
     // Without a policy, first touch: all on the node of the CPU that wrote.
     EXPECT_EQ(policy(4), "local");
-    EXPECT_EQ(probes[4]["node"].integer(), 3);
+    EXPECT_EQ(probes[4].at("node").get<long long>(), 3);
     EXPECT_EQ(share(4, 3), 1.0);
 
     // --localalloc undoes the bind it inherited.
     EXPECT_EQ(policy(5), "local");
-    EXPECT_EQ(probes[5]["node"].integer(), 2);
+    EXPECT_EQ(probes[5].at("node").get<long long>(), 2);
     EXPECT_EQ(share(5, 2), 1.0);
 
     // A node the machine does not have: the library's message, exit 1, the probe not run.
-    EXPECT_EQ(statuses.back()["status"].integer(), 1);
+    EXPECT_EQ(statuses.back().at("status").get<long long>(), 1);
     EXPECT_EQ(r.err, "ccnuma-run: node set \"4\": node 4 is not in the allowed set {0-3}\n");
 }
 
@@ -293,7 +293,7 @@ TEST(VmMpi, EachRankPlansInsideItsOwnNodeWithItsOwnTeamSize) {
     for (std::string line; std::getline(lines, line);) {
         const json plan = json::parse(line);
         std::vector<long long> pus;
-        for (const json& t : plan["threads"].items()) pus.push_back(t["pu"].integer());
+        for (const json& t : plan.at("threads")) pus.push_back(t.at("pu").get<long long>());
         pus_by_team[pus.size()] = pus;
     }
     ASSERT_EQ(pus_by_team.size(), 2u) << r.out;

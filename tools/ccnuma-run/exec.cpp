@@ -5,7 +5,8 @@
 
 #include "../common/elf.hpp"
 
-#include <sched.h>
+#include <ccnuma/detail/os.hpp>
+
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -57,13 +58,9 @@ void note_tool_without_ompt(const char* command) {
 }  // namespace
 
 void set_affinity(const std::vector<unsigned>& cpus) {
-    cpu_set_t mask;
-    CPU_ZERO(&mask);
-    for (unsigned cpu : cpus)
-        if (cpu < CPU_SETSIZE) CPU_SET(cpu, &mask);
-    if (sched_setaffinity(0, sizeof mask, &mask) != 0)
-        throw std::runtime_error(std::string("cannot set the affinity mask to ") + ccnuma::format_list(cpus) + ": " +
-                                 std::strerror(errno));
+    if (const int err = ccnuma::detail::set_this_thread_cpus(cpus))
+        throw std::runtime_error("cannot set the affinity mask to " + ccnuma::format_list(cpus) + ": " +
+                                 std::strerror(err));
 }
 
 int self_check() {

@@ -5,8 +5,7 @@
 #include "../common/slurm.hpp"
 
 #include <ccnuma/detail/json.hpp>
-
-#include <sched.h>
+#include <ccnuma/detail/os.hpp>
 
 #include <algorithm>
 #include <cstdio>
@@ -41,12 +40,7 @@ void print_mask(const char* label, const std::vector<unsigned>& v) {
 // meanings (libnuma's numa_get_membind: the policy's nodes under bind, else every allowed
 // node; "preferred": the policy's nodes), then ccnuma's own lines.
 int show(bool json) {
-    cpu_set_t mask;
-    CPU_ZERO(&mask);
-    std::vector<unsigned> cpus;
-    if (sched_getaffinity(0, sizeof mask, &mask) == 0)
-        for (unsigned cpu = 0; cpu < CPU_SETSIZE; ++cpu)
-            if (CPU_ISSET(cpu, &mask)) cpus.push_back(cpu);
+    const std::vector<unsigned> cpus = ccnuma::detail::this_thread_cpus();
     ccnuma::topology_options to;
     to.use_environment = false;
     const auto topo = ccnuma::topology::load(to);
