@@ -4,7 +4,8 @@
 set -euo pipefail
 # qemu-system-x86 is for the emulated machine of the vm tests (ccnuma-vm would install it on its
 # first run too; here it is installed with the rest, once).
-# nlohmann-json3-dev: the tools' JSON; libclang-rt-14-dev: libFuzzer for the fuzz targets (clang builds);
+# nlohmann-json3-dev: the library's JSON (private, header-only: a build dependency only) and the
+# tools'; libclang-rt-14-dev: libFuzzer for the fuzz targets (clang builds);
 # openmpi-bin, libopenmpi-dev: the hybrid MPI + OpenMP example and its tests.
 # python3-matplotlib: `ccnuma-bench plot`; likwid: likwid-bench, the peer of `ccnuma-bench triad --peers`.
 # libbenchmark-tools: Google Benchmark's compare.py (/usr/share/benchmark), which the bench_check_compare
