@@ -64,11 +64,17 @@ for x in s: x.bind(("127.0.0.1", 0))
 print(*[x.getsockname()[1] for x in s])')
 
 host=$(hostname -s)
-cpus=$(nproc --all)
-sockets=$(lscpu -p=SOCKET | grep -v '^#' | sort -u | wc -l)
-cores=$(lscpu -p=SOCKET,CORE | grep -v '^#' | sort -u | wc -l)
-threads=$((cpus / cores))
-cores_per_socket=$((cores / sockets))
+# The node as slurmd itself sees it (hwloc, inside this process's cpuset and online CPUs), so
+# that a container's cpuset, offline CPUs or a host without SMT never leave the node drained
+# for a configuration slurmd disagrees with.
+node_conf=$(slurmd -C | head -n 1)
+conf_field() { echo "$node_conf" | tr ' ' '\n' | sed -n "s/^$1=//p"; }
+cpus=$(conf_field CPUs)
+sockets=$(( $(conf_field Boards) * $(conf_field SocketsPerBoard) ))
+cores_per_socket=$(conf_field CoresPerSocket)
+threads=$(conf_field ThreadsPerCore)
+cores=$((sockets * cores_per_socket))
+[ -n "$cpus" ] && [ "$cores" -gt 0 ] || { echo "slurm_test: cannot read slurmd -C: $node_conf" >&2; exit 1; }
 
 # munge with its own key and socket.
 dd if=/dev/urandom of="$dir/munge.key" bs=1024 count=1 status=none

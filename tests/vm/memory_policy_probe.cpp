@@ -3,7 +3,7 @@
 // new, writes everything from that one thread, then asks the kernel where every page went. The
 // host-side test (vm_test.cpp, VmMemoryPolicy) judges the output; this program only measures.
 //
-//   memory_policy_probe [--cpu N] [--mib N] [--json]
+//   memory_policy_probe [--cpu N] [--mib N] [--json [--page-nodes]]
 //
 // Without --cpu it stays on the CPU it started on, so that "the node of the CPU that wrote" is
 // one node even without a policy.
@@ -23,7 +23,7 @@
 namespace {
 
 int usage(const std::string& why) {
-    std::fprintf(stderr, "memory_policy_probe: %s\nusage: memory_policy_probe [--cpu N] [--mib N] [--json]\n",
+    std::fprintf(stderr, "memory_policy_probe: %s\nusage: memory_policy_probe [--cpu N] [--mib N] [--json [--page-nodes]]\n",
                  why.c_str());
     return 2;
 }
@@ -34,11 +34,13 @@ int main(int argc, char** argv) try {
     int cpu = -1;
     std::size_t mib = 64;
     bool json = false;
+    bool page_nodes = false;  // each page's node, for comparing two launchers page by page
     for (int i = 1; i < argc; ++i) {
         const std::string a = argv[i];
         if (a == "--cpu" && i + 1 < argc) cpu = std::stoi(argv[++i]);
         else if (a == "--mib" && i + 1 < argc) mib = std::stoul(argv[++i]);
         else if (a == "--json") json = true;
+        else if (a == "--page-nodes") page_nodes = true;
         else return usage("unknown argument " + a);
     }
     if (!ccnuma::emulated_machine::current())
@@ -65,7 +67,13 @@ int main(int argc, char** argv) try {
         j << "{\"policy\":\"" << policy.to_string() << "\",\"cpu\":" << cpu_after << ",\"node\":" << node
           << ",\"pages\":" << histogram.total << ",\"not_present\":" << histogram.not_present << ",\"per_node\":[";
         for (std::size_t n = 0; n < histogram.pages.size(); ++n) j << (n ? "," : "") << histogram.pages[n];
-        j << "]}";
+        j << "]";
+        if (page_nodes) {
+            j << ",\"page_nodes\":\"";
+            for (int n : ccnuma::page_nodes(data.get(), bytes)) j << (n >= 0 && n <= 9 ? static_cast<char>('0' + n) : '?');
+            j << "\"";
+        }
+        j << "}";
         std::puts(j.str().c_str());
     } else {
         std::printf("policy %s, %zu MiB written by CPU %u (node %u)\n%s\n", policy.to_string().c_str(), mib, cpu_after,
