@@ -40,9 +40,11 @@ int run(int argc, char** argv) {
     // libgomp binds the initial thread to its first place while loading when OMP_PROC_BIND or
     // OMP_PLACES is inherited, so our own affinity mask no longer tells what the user allowed.
     // Plan on the cgroup's CPUs then, and say so.
+    // An empty variable counts as unset, as it does for the runtimes and for CCNUMA_CPUSET.
+    const auto is_set = [](const char* v) { const char* s = std::getenv(v); return s != nullptr && *s != '\0'; };
     const char* inherited = nullptr;
     for (const char* v : {"OMP_PROC_BIND", "OMP_PLACES", "GOMP_CPU_AFFINITY", "KMP_AFFINITY"})
-        if (!inherited && std::getenv(v) != nullptr && std::getenv("CCNUMA_CPUSET") == nullptr) inherited = v;
+        if (!inherited && is_set(v) && !is_set("CCNUMA_CPUSET")) inherited = v;
     ccnuma::topology_options topo_options;
     topo_options.use_affinity_mask = inherited == nullptr && !o.all;
     topo_options.source = o.input;
