@@ -23,7 +23,7 @@ namespace {
 // The nodes a policy may put pages on, checked against the allowed set.
 std::vector<unsigned> target_nodes(const policy& p, std::size_t bytes) {
     const auto m = detail::meaning_of(p);
-    return detail::target_nodes(m, "placement " + m.name + " of " + detail::human_bytes(bytes));
+    return detail::policy_nodes(m, "placement " + m.name + " of " + detail::human_bytes(bytes));
 }
 
 // A first touch that is a write fault, whatever the page holds. A plain read and write of the
@@ -76,9 +76,9 @@ void warn_small_chunks(const detail::team_layout& team, std::size_t bytes, std::
 void apply(void* ptr, std::size_t bytes, const policy& p, std::size_t element_size) {
     if (bytes == 0) return;
     element_size = std::max<std::size_t>(element_size, 1);
-    const std::size_t unit = detail::unit_bytes(page_kind(p));
+    const std::size_t unit = detail::unit_bytes(page_kind_of(p));
     const std::string what = "placement " + to_string(p) + " of " + detail::human_bytes(bytes);
-    if (page_kind(p) == pages::huge) (void)detail::advise_huge(ptr, bytes, true);
+    if (page_kind_of(p) == page_kind::huge) (void)detail::advise_huge(ptr, bytes, true);
     auto fail = [&](int err, const std::string& call) {
         detail::throw_system_error(err, what + ": " + call + " failed");
     };
@@ -116,7 +116,7 @@ void apply(void* ptr, std::size_t bytes, const policy& p, std::size_t element_si
             return;
         }
         case detail::policy_meaning::action::kernel_policy: {
-            const auto nodes = detail::target_nodes(m, what);
+            const auto nodes = detail::policy_nodes(m, what);
             const std::size_t len =
                 (bytes + detail::page_bytes() - 1) / detail::page_bytes() * detail::page_bytes();
             // A spilling policy names its own nodes to the kernel, not every node it may spill to.
@@ -126,7 +126,7 @@ void apply(void* ptr, std::size_t bytes, const policy& p, std::size_t element_si
     }
 }
 
-std::size_t mapping_length(std::size_t bytes, pages pg) {
+std::size_t mapping_length(std::size_t bytes, page_kind pg) {
     const std::size_t unit = detail::unit_bytes(pg);
     return (bytes + unit - 1) / unit * unit;
 }
@@ -152,7 +152,7 @@ void* allocate(std::size_t bytes, const policy& p, std::size_t element_size, std
     if (capacity != 0 && bytes > capacity) throw std::bad_alloc();
     if (bytes > std::numeric_limits<std::size_t>::max() - 2 * detail::huge_page_bytes()) throw std::bad_alloc();
 
-    const pages pg = page_kind(p);
+    const page_kind pg = page_kind_of(p);
     const std::size_t len = mapping_length(bytes, pg);
     // Aligned to the placement unit, so that huge pages line up with it.
     auto* start = static_cast<char*>(detail::map_anonymous(len, detail::unit_bytes(pg)));
@@ -172,7 +172,7 @@ void deallocate(void* ptr, std::size_t bytes, const policy& p, std::size_t align
         ::operator delete(ptr, std::align_val_t{alignment});
         return;
     }
-    (void)detail::unmap(ptr, mapping_length(bytes, page_kind(p)));
+    (void)detail::unmap(ptr, mapping_length(bytes, page_kind_of(p)));
 }
 
 void place(void* ptr, std::size_t bytes, const policy& p, std::size_t element_size) {

@@ -19,7 +19,7 @@
 namespace ccnuma::detail {
 
 /// The placement unit: a base page (page_bytes()), or a huge page (huge_page_bytes()).
-std::size_t unit_bytes(pages p) noexcept;
+std::size_t unit_bytes(page_kind p) noexcept;
 
 /// Memory of a node in bytes as the kernel reports it (MemTotal of its sysfs meminfo), 0 if
 /// unknown. The pages are real, so their capacity is this machine's, whatever topology
@@ -44,7 +44,7 @@ struct policy_meaning {
     std::vector<unsigned> nodes;   ///< kernel_policy's nodes; empty: every allowed node
     bool spills = false;           ///< pages may land on any allowed node when `nodes` are full
     ccnuma::schedule sched{};      ///< the partition, for touch and bind_units
-    ccnuma::pages page = pages::base;
+    ccnuma::page_kind page = page_kind::base;
     std::string name;              ///< to_string(): "blocked(chunk=4,huge)"
 };
 
@@ -54,7 +54,7 @@ policy_meaning meaning_of(const policy& p);
 
 /// The nodes `m` may put pages on (its own, or every allowed one), each checked against the
 /// allowed set; errors name `what`.
-std::vector<unsigned> target_nodes(const policy_meaning& m, const std::string& what);
+std::vector<unsigned> policy_nodes(const policy_meaning& m, const std::string& what);
 
 /// Sends a diagnostic to the handler of set_diagnostic_handler().
 void diagnose(const std::string& message);

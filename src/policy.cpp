@@ -17,7 +17,7 @@ namespace ccnuma {
 
 namespace detail {
 
-std::size_t unit_bytes(pages p) noexcept { return p == pages::huge ? huge_page_bytes() : page_bytes(); }
+std::size_t unit_bytes(page_kind p) noexcept { return p == page_kind::huge ? huge_page_bytes() : page_bytes(); }
 
 std::uint64_t node_memory(unsigned node) { return node_meminfo(node, "MemTotal").value_or(0); }
 
@@ -60,7 +60,7 @@ std::string schedule_args(const schedule& s) {
     if (s.threads) r += std::string(r.empty() ? "" : ",") + "threads=" + std::to_string(s.threads);
     return r;
 }
-std::string page_args(pages pg) { return pg == pages::huge ? ",huge" : ""; }
+std::string page_args(page_kind pg) { return pg == page_kind::huge ? ",huge" : ""; }
 
 // One overload per policy type, and no generic one: std::visit then refuses to compile a policy
 // variant with an alternative that is not handled here.
@@ -91,7 +91,7 @@ struct meaning_visitor {
 
 policy_meaning meaning_of(const policy& p) { return std::visit(meaning_visitor{}, p); }
 
-std::vector<unsigned> target_nodes(const policy_meaning& m, const std::string& what) {
+std::vector<unsigned> policy_nodes(const policy_meaning& m, const std::string& what) {
     for (unsigned n : m.nodes) check_node(n, what);
     return m.nodes.empty() || m.spills ? allowed_memory_nodes() : m.nodes;
 }
@@ -100,7 +100,7 @@ std::vector<unsigned> target_nodes(const policy_meaning& m, const std::string& w
 
 std::string to_string(const policy& p) { return detail::meaning_of(p).name; }
 
-pages page_kind(const policy& p) noexcept {
+page_kind page_kind_of(const policy& p) noexcept {
     return std::visit([](const auto& x) { return x.page; }, p);
 }
 

@@ -5,7 +5,7 @@
 ///     // Pages owned by the thread that `#pragma omp for schedule(static)` gives them to:
 ///     void* p = ccnuma::allocate(n * sizeof(double), ccnuma::first_touch{}, sizeof(double));
 ///     // ... the same, but fixed by mbind, so a serial initialization cannot spoil it:
-///     auto pol = ccnuma::blocked{}.page_size(ccnuma::pages::huge);
+///     auto pol = ccnuma::blocked{}.pages(ccnuma::page_kind::huge);
 ///     // Spread over nodes 0 and 2, page by page (numactl --interleave=0,2):
 ///     auto il = ccnuma::interleave{}.nodes({0, 2});
 ///
@@ -26,10 +26,11 @@
 
 namespace ccnuma {
 
-/// Page size of an allocation. `huge` means transparent huge pages: the block is aligned to
+/// The kind of page an allocation is placed with (`.pages(page_kind::huge)`; the size in bytes
+/// is `support().huge_page_size`). `huge` means transparent huge pages: the block is aligned to
 /// the kernel's huge-page size (2 MiB on x86-64), advised with MADV_HUGEPAGE, and placed in
 /// huge-page units, so that no huge page is shared by two threads' chunks.
-enum class pages { base, huge };
+enum class page_kind { base, huge };
 
 /// The pages are first written, without changing their content, by a parallel team, each page
 /// by the thread that the static schedule over the *elements* gives it to, on the node that
@@ -37,10 +38,10 @@ enum class pages { base, huge };
 /// a region that calls bind_this_thread()) if its threads must run where a plan puts them.
 struct first_touch {
     ccnuma::schedule sched{};
-    ccnuma::pages page = pages::base;
+    ccnuma::page_kind page = page_kind::base;
     first_touch& chunk(std::size_t elements) { sched.chunk = elements; return *this; }
     first_touch& threads(unsigned n) { sched.threads = n; return *this; }
-    first_touch& page_size(ccnuma::pages p) { page = p; return *this; }
+    first_touch& pages(ccnuma::page_kind p) { page = p; return *this; }
     friend bool operator==(const first_touch&, const first_touch&) = default;
 };
 
@@ -50,10 +51,10 @@ struct first_touch {
 /// allocation is made.
 struct blocked {
     ccnuma::schedule sched{};
-    ccnuma::pages page = pages::base;
+    ccnuma::page_kind page = page_kind::base;
     blocked& chunk(std::size_t elements) { sched.chunk = elements; return *this; }
     blocked& threads(unsigned n) { sched.threads = n; return *this; }
-    blocked& page_size(ccnuma::pages p) { page = p; return *this; }
+    blocked& pages(ccnuma::page_kind p) { page = p; return *this; }
     friend bool operator==(const blocked&, const blocked&) = default;
 };
 
@@ -61,19 +62,19 @@ struct blocked {
 /// numactl --interleave. An empty set means every allowed node.
 struct interleave {
     std::vector<unsigned> node_set;
-    ccnuma::pages page = pages::base;
+    ccnuma::page_kind page = page_kind::base;
     interleave& nodes(std::vector<unsigned> n) { node_set = std::move(n); return *this; }
-    interleave& page_size(ccnuma::pages p) { page = p; return *this; }
+    interleave& pages(ccnuma::page_kind p) { page = p; return *this; }
     friend bool operator==(const interleave&, const interleave&) = default;
 };
 
 /// Every page on one node (mbind MPOL_BIND), like numactl --membind with one node.
 struct on_node {
     unsigned node = 0;
-    ccnuma::pages page = pages::base;
+    ccnuma::page_kind page = page_kind::base;
     on_node() = default;
-    explicit on_node(unsigned n, ccnuma::pages p = pages::base) : node(n), page(p) {}
-    on_node& page_size(ccnuma::pages p) { page = p; return *this; }
+    explicit on_node(unsigned n, ccnuma::page_kind p = page_kind::base) : node(n), page(p) {}
+    on_node& pages(ccnuma::page_kind p) { page = p; return *this; }
     friend bool operator==(const on_node&, const on_node&) = default;
 };
 
@@ -81,10 +82,10 @@ struct on_node {
 /// numactl --preferred.
 struct preferred {
     unsigned node = 0;
-    ccnuma::pages page = pages::base;
+    ccnuma::page_kind page = page_kind::base;
     preferred() = default;
-    explicit preferred(unsigned n, ccnuma::pages p = pages::base) : node(n), page(p) {}
-    preferred& page_size(ccnuma::pages p) { page = p; return *this; }
+    explicit preferred(unsigned n, ccnuma::page_kind p = page_kind::base) : node(n), page(p) {}
+    preferred& pages(ccnuma::page_kind p) { page = p; return *this; }
     friend bool operator==(const preferred&, const preferred&) = default;
 };
 
@@ -103,11 +104,11 @@ concept placement_policy = std::is_convertible_v<const P&, policy>;
 std::string to_string(const policy& p);
 
 /// The page size a policy asks for.
-ccnuma::pages page_kind(const policy& p) noexcept;
+ccnuma::page_kind page_kind_of(const policy& p) noexcept;
 
 /// Allocates `bytes` placed by `p`, partitioned into elements of `element_size` bytes, aligned
 /// to `alignment` (at most the page size). Blocks of at least one page are mmap'ed and
-/// page-aligned (huge-page-aligned for pages::huge); smaller ones come from the heap, where placement
+/// page-aligned (huge-page-aligned for page_kind::huge); smaller ones come from the heap, where placement
 /// cannot be controlled. A zero size gives a unique non-null pointer.
 /// Throws std::bad_alloc when the memory does not exist (more than the allowed nodes, or the
 /// policy's nodes, have) or mmap fails, and ccnuma::error for a node that does not exist or is

@@ -108,8 +108,8 @@ Policy with_schedule(Policy p, const ccnuma::schedule& s) {
 
 template <class Policy>
 Policy with_huge_pages(Policy p) {
-    if constexpr (std::is_same_v<Policy, ccnuma::policy>) std::visit([](auto& x) { x.page = pages::huge; }, p);
-    else p.page = pages::huge;
+    if constexpr (std::is_same_v<Policy, ccnuma::policy>) std::visit([](auto& x) { x.page = page_kind::huge; }, p);
+    else p.page = page_kind::huge;
     return p;
 }
 
@@ -358,7 +358,7 @@ private:
             // The huge-page size is the kernel's (sysfs, through support()). Without THP it is
             // 0: no huge page can back the block, and a page of the base size is the unit.
             const size_type huge = support().huge_page_size;
-            unit = page_kind(policy_) == pages::huge && huge != 0 ? huge : support().page_size;
+            unit = page_kind_of(policy_) == page_kind::huge && huge != 0 ? huge : support().page_size;
             break;
         }
         case padding::kind::bytes: {
@@ -379,7 +379,7 @@ private:
 
     // Why one allocate() with the segment as the element: the placement then runs its own
     // team over the segments (it binds no thread; it notes the node each one runs on), and
-    // gives each page (each huge page for pages::huge) to the owner of the segment in its
+    // gives each page (each huge page for page_kind::huge) to the owner of the segment in its
     // middle, first-touched by that thread (first_touch) or mbind'ed to its node (blocked). With page padding no page holds
     // two segments, so every page of segment s is on its owner's node; interleave, on_node and
     // preferred place the block as a whole. The uniform stride is what makes a segment one

@@ -139,7 +139,7 @@ migrate_report migrate_range(void* ptr, std::size_t bytes, const policy& p, cons
     // The target node of every page, then move_pages. mbind's MPOL_MF_MOVE is not enough: it
     // moves only pages outside the new node set, so a page on node 0 stays put under
     // interleave(0,1) even where round-robin wants it on node 1.
-    const std::size_t unit = detail::unit_bytes(page_kind(p));
+    const std::size_t unit = detail::unit_bytes(page_kind_of(p));
     std::vector<int> targets;
     const auto m = detail::meaning_of(p);
     if (m.act != detail::policy_meaning::action::kernel_policy) {
@@ -151,7 +151,7 @@ migrate_report migrate_range(void* ptr, std::size_t bytes, const policy& p, cons
             targets.push_back(per_unit[(first + i * page) / unit - reinterpret_cast<std::uintptr_t>(ptr) / unit]);
     } else {
         // A spilling policy's pages move to its own nodes.
-        const std::vector<unsigned> set = m.spills ? m.nodes : detail::target_nodes(m, what);
+        const std::vector<unsigned> set = m.spills ? m.nodes : detail::policy_nodes(m, what);
         for (unsigned n : set) detail::check_node(n, what);
         // The kernel's own interleave order: by page (or huge page) number modulo the set.
         for (std::size_t i = 0; i < count; ++i)

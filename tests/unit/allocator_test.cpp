@@ -72,7 +72,7 @@ TEST(ParallelNew, ArraysAreConstructedInPlacedStorageAndFreed) {
 // tests/unit/allocator_wrong_policy.cpp to check that); a derived policy stays valid.
 TEST(Issue17, AllocatorTakesPlacementPoliciesOnly) {
     struct huge_first_touch : ccnuma::first_touch {
-        huge_first_touch() { page = ccnuma::pages::huge; }
+        huge_first_touch() { page = ccnuma::page_kind::huge; }
     };
     static_assert(ccnuma::placement_policy<ccnuma::first_touch> && ccnuma::placement_policy<ccnuma::interleave> &&
                   ccnuma::placement_policy<ccnuma::policy> && ccnuma::placement_policy<huge_first_touch>);
@@ -80,7 +80,7 @@ TEST(Issue17, AllocatorTakesPlacementPoliciesOnly) {
                   !ccnuma::placement_policy<double>);
     std::vector<double, ccnuma::allocator<double, huge_first_touch>> v(1000, 1.0);
     EXPECT_EQ(v.size(), 1000u);
-    EXPECT_EQ(v.get_allocator().policy().page, ccnuma::pages::huge);
+    EXPECT_EQ(v.get_allocator().policy().page, ccnuma::page_kind::huge);
 }
 
 }  // namespace

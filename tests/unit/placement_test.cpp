@@ -32,20 +32,20 @@ const std::size_t page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
 
 TEST(Policy, NamesItselfForMessages) {
     EXPECT_EQ(ccnuma::to_string(ccnuma::first_touch{}), "first_touch");
-    EXPECT_EQ(ccnuma::to_string(ccnuma::first_touch{}.chunk(4).page_size(ccnuma::pages::huge)), "first_touch(chunk=4,huge)");
+    EXPECT_EQ(ccnuma::to_string(ccnuma::first_touch{}.chunk(4).pages(ccnuma::page_kind::huge)), "first_touch(chunk=4,huge)");
     EXPECT_EQ(ccnuma::to_string(ccnuma::blocked{}.threads(8)), "blocked(threads=8)");
     EXPECT_EQ(ccnuma::to_string(ccnuma::interleave{}), "interleave(all)");
     EXPECT_EQ(ccnuma::to_string(ccnuma::interleave{}.nodes({0, 2, 3})), "interleave(0,2-3)");
     EXPECT_EQ(ccnuma::to_string(ccnuma::on_node(1)), "on_node(1)");
-    EXPECT_EQ(ccnuma::to_string(ccnuma::preferred(0, ccnuma::pages::huge)), "preferred(0,huge)");
-    EXPECT_EQ(ccnuma::page_kind(ccnuma::on_node(1, ccnuma::pages::huge)), ccnuma::pages::huge);
+    EXPECT_EQ(ccnuma::to_string(ccnuma::preferred(0, ccnuma::page_kind::huge)), "preferred(0,huge)");
+    EXPECT_EQ(ccnuma::page_kind_of(ccnuma::on_node(1, ccnuma::page_kind::huge)), ccnuma::page_kind::huge);
     EXPECT_EQ(ccnuma::interleave{}.nodes({1}), ccnuma::interleave{}.nodes({1}));
     EXPECT_NE(ccnuma::interleave{}.nodes({1}), ccnuma::interleave{}.nodes({0}));
 }
 
 TEST(Allocate, EveryPolicyAndSizeGivesUsableAlignedMemory) {
     const ccnuma::policy policies[] = {ccnuma::first_touch{}, ccnuma::blocked{}, ccnuma::interleave{}, ccnuma::on_node(0),
-                                       ccnuma::preferred(0), ccnuma::first_touch{}.page_size(ccnuma::pages::huge)};
+                                       ccnuma::preferred(0), ccnuma::first_touch{}.pages(ccnuma::page_kind::huge)};
     for (const auto& pol : policies) {
         for (std::size_t bytes : {std::size_t{0}, std::size_t{8}, page - 1, page, 3 * page + 100, std::size_t{5} << 20}) {
             SCOPED_TRACE(ccnuma::to_string(pol) + " " + std::to_string(bytes));
@@ -55,7 +55,7 @@ TEST(Allocate, EveryPolicyAndSizeGivesUsableAlignedMemory) {
             if (bytes >= page) {
                 EXPECT_EQ(reinterpret_cast<std::uintptr_t>(p) % page, 0u);
             }
-            if (bytes >= page && ccnuma::page_kind(pol) == ccnuma::pages::huge) {
+            if (bytes >= page && ccnuma::page_kind_of(pol) == ccnuma::page_kind::huge) {
                 // The huge page the kernel tells, else (no THP) the base page: the placement unit.
                 const std::size_t huge = ccnuma::support().huge_page_size;
                 EXPECT_EQ(reinterpret_cast<std::uintptr_t>(p) % (huge ? huge : page), 0u);
@@ -82,7 +82,7 @@ TEST(Allocate, FirstTouchKeepsContentOfPlacedMemory) {
 TEST(Allocate, TooLargeForTheMachineIsBadAllocAndLeaksNothing) {
     EXPECT_THROW(ccnuma::allocate(std::size_t{1} << 50, ccnuma::first_touch{}), std::bad_alloc);
     EXPECT_THROW(ccnuma::allocate(std::size_t{1} << 50, ccnuma::interleave{}), std::bad_alloc);
-    EXPECT_THROW(ccnuma::allocate(~std::size_t{0} - 100, ccnuma::blocked{}.page_size(ccnuma::pages::huge)), std::bad_alloc);
+    EXPECT_THROW(ccnuma::allocate(~std::size_t{0} - 100, ccnuma::blocked{}.pages(ccnuma::page_kind::huge)), std::bad_alloc);
 }
 
 TEST(Allocate, NodesOutsideTheAllowedSetAreNamed) {
@@ -264,7 +264,7 @@ TEST(Issue16Environment, AllocateWithABadCcnumaBindDoesNotThrowNorBind) {
     const int threads = std::max(2, omp_get_max_threads());
     const auto before = team_masks(threads);
     for (const ccnuma::policy& pol : {ccnuma::policy(ccnuma::first_touch{}), ccnuma::policy(ccnuma::blocked{}),
-                                      ccnuma::policy(ccnuma::first_touch{}.page_size(ccnuma::pages::huge))}) {
+                                      ccnuma::policy(ccnuma::first_touch{}.pages(ccnuma::page_kind::huge))}) {
         SCOPED_TRACE(ccnuma::to_string(pol));
         void* p = nullptr;
         EXPECT_NO_THROW(p = ccnuma::allocate(std::size_t{4} << 20, pol, sizeof(double)));

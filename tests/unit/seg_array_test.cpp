@@ -261,11 +261,11 @@ TEST(SegArray, PaddingKinds) {
     // pad::huge_page: 2 MiB boundaries, and the policy asks for huge pages.
     const array_t huge(1000, ccnuma::seg::count(3), ccnuma::pad::huge_page);
     EXPECT_EQ(huge.segment_stride(), std::size_t{2} << 20);
-    EXPECT_EQ(huge.policy().page, ccnuma::pages::huge);
+    EXPECT_EQ(huge.policy().page, ccnuma::page_kind::huge);
     for (std::size_t s = 0; s < 3; ++s) EXPECT_EQ(address(huge.begin(s)) % (std::size_t{2} << 20), 0u);
     // pad::page follows the policy's page size.
     const array_t huge_policy(1000, ccnuma::seg::count(2), ccnuma::pad::page,
-                              ccnuma::first_touch{}.page_size(ccnuma::pages::huge));
+                              ccnuma::first_touch{}.pages(ccnuma::page_kind::huge));
     EXPECT_EQ(huge_policy.segment_stride(), std::size_t{2} << 20);
     // A byte count is rounded up to a multiple of the alignment.
     const ccnuma::seg_array<double> bytes(1000, ccnuma::seg::count(4), ccnuma::pad::bytes(100));

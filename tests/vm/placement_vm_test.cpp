@@ -74,7 +74,7 @@ protected:
         ASSERT_GE(nodes().size(), 2u);
         ASSERT_TRUE(ccnuma::support().move_pages && ccnuma::support().mbind) << ccnuma::support().to_string();
     }
-    ccnuma::pages pg = std::getenv("CCNUMA_TEST_HUGE") ? ccnuma::pages::huge : ccnuma::pages::base;
+    ccnuma::page_kind pg = std::getenv("CCNUMA_TEST_HUGE") ? ccnuma::page_kind::huge : ccnuma::page_kind::base;
     unsigned last = nodes().back();
 };
 
@@ -92,7 +92,7 @@ TEST_F(Placement, PlainVectorPutsEveryPageOnOneNode) {
 // --- every policy on every carrier ---------------------------------------------------------
 
 TEST_F(Placement, FirstTouch) {
-    const auto pol = ccnuma::first_touch{}.page_size(pg);
+    const auto pol = ccnuma::first_touch{}.pages(pg);
     {
         auto* raw = static_cast<double*>(ccnuma::allocate(n * sizeof(double), pol, sizeof(double)));
         expect_local(raw, n, "raw allocate");
@@ -110,13 +110,13 @@ TEST_F(Placement, FirstTouch) {
 
 // parallel_new takes its policy as a type; these give the huge-page variants for the THP run.
 struct huge_first_touch : ccnuma::first_touch {
-    huge_first_touch() { page = ccnuma::pages::huge; }
+    huge_first_touch() { page = ccnuma::page_kind::huge; }
 };
 struct huge_blocked : ccnuma::blocked {
-    huge_blocked() { page = ccnuma::pages::huge; }
+    huge_blocked() { page = ccnuma::page_kind::huge; }
 };
 struct huge_interleave : ccnuma::interleave {
-    huge_interleave() { page = ccnuma::pages::huge; }
+    huge_interleave() { page = ccnuma::page_kind::huge; }
 };
 
 template <class Policy>
@@ -136,12 +136,12 @@ void with_cells(Check check) {
 
 TEST_F(Placement, FirstTouchWithParallelNew) {
     auto check = [](const double* p, std::size_t count) { expect_local(p, count, "parallel_new, first_touch"); };
-    if (pg == ccnuma::pages::huge) with_cells<huge_first_touch>(check);
+    if (pg == ccnuma::page_kind::huge) with_cells<huge_first_touch>(check);
     else with_cells<ccnuma::first_touch>(check);
 }
 
 TEST_F(Placement, BlockedSurvivesSerialInitialization) {
-    const auto pol = ccnuma::blocked{}.page_size(pg);
+    const auto pol = ccnuma::blocked{}.pages(pg);
     {
         auto* raw = static_cast<double*>(ccnuma::allocate(n * sizeof(double), pol, sizeof(double)));
         serial_fill(raw, n);  // the whole point: the master writes everything, pages still go local
@@ -160,7 +160,7 @@ TEST_F(Placement, BlockedSurvivesSerialInitialization) {
 // places 512 pages at once. Huge-page policies get them; base-page policies under THP "madvise"
 // (the default machine) get none.
 TEST_F(Placement, ReportsCountTransparentHugePages) {
-    for (const auto& pol : {ccnuma::policy{ccnuma::first_touch{}.page_size(pg)}, ccnuma::policy{ccnuma::blocked{}.page_size(pg)}}) {
+    for (const auto& pol : {ccnuma::policy{ccnuma::first_touch{}.pages(pg)}, ccnuma::policy{ccnuma::blocked{}.pages(pg)}}) {
         auto* p = static_cast<double*>(ccnuma::allocate(n * sizeof(double), pol, sizeof(double)));
         serial_fill(p, n);
         const auto r = ccnuma::report_placement(p, n, sizeof(double));
@@ -172,7 +172,7 @@ TEST_F(Placement, ReportsCountTransparentHugePages) {
         // wrote, which split it into base pages.)
         const long kb = test_support::anon_huge_kb_in(p, n * sizeof(double));
         EXPECT_EQ(r.pages.huge * page, static_cast<std::size_t>(kb) * 1024) << r.to_string();
-        if (pg == ccnuma::pages::huge) {
+        if (pg == ccnuma::page_kind::huge) {
             EXPECT_GE(static_cast<double>(r.pages.huge), 0.5 * static_cast<double>(r.pages.total)) << r.to_string();
             EXPECT_NE(r.to_string().find("in transparent huge pages"), std::string::npos) << r.to_string();
         } else if (ccnuma::support().thp_mode != "always") {
@@ -184,22 +184,22 @@ TEST_F(Placement, ReportsCountTransparentHugePages) {
 
 TEST_F(Placement, BlockedWithParallelNew) {
     auto check = [](const double* p, std::size_t count) { expect_local(p, count, "parallel_new, blocked"); };
-    if (pg == ccnuma::pages::huge) with_cells<huge_blocked>(check);
+    if (pg == ccnuma::page_kind::huge) with_cells<huge_blocked>(check);
     else with_cells<ccnuma::blocked>(check);
 }
 
 TEST_F(Placement, InterleaveAllNodesAndASubset) {
-    const auto all = ccnuma::interleave{}.page_size(pg);
+    const auto all = ccnuma::interleave{}.pages(pg);
     {
         auto* raw = static_cast<double*>(ccnuma::allocate(n * sizeof(double), all, sizeof(double)));
         serial_fill(raw, n);
         // Huge pages interleave per 2 MiB, so only the shares are checked for them.
-        if (pg == ccnuma::pages::base) expect_round_robin(raw, n, nodes(), "raw allocate");
+        if (pg == ccnuma::page_kind::base) expect_round_robin(raw, n, nodes(), "raw allocate");
         const auto h = ccnuma::node_histogram(raw, n * sizeof(double));
         for (unsigned node : nodes()) EXPECT_GE(h.share(node), 0.9 / static_cast<double>(nodes().size())) << h.to_string();
         ccnuma::deallocate(raw, n * sizeof(double), all);
     }
-    if (pg == ccnuma::pages::huge) return;
+    if (pg == ccnuma::page_kind::huge) return;
     const std::vector<unsigned> subset = {nodes().front(), last};
     ccnuma::allocator<double, ccnuma::interleave> al(ccnuma::interleave{}.nodes(subset));
     std::vector<double, decltype(al)> v(n, 3.0, al);
@@ -211,7 +211,7 @@ TEST_F(Placement, InterleaveAllNodesAndASubset) {
 
 TEST_F(Placement, InterleaveWithParallelNew) {
     const auto all = nodes();
-    if (pg == ccnuma::pages::huge) {
+    if (pg == ccnuma::page_kind::huge) {
         with_cells<huge_interleave>([&](const double* p, std::size_t count) {
             const auto h = ccnuma::node_histogram(p, count * sizeof(double));
             for (unsigned node : all) EXPECT_GE(h.share(node), 0.9 / static_cast<double>(all.size())) << h.to_string();
@@ -247,15 +247,15 @@ TEST_F(Placement, MigrateMovesExistingPagesToTheNewPolicy) {
     serial_fill(p, n);
     expect_on(p, n, nodes().front(), "before");
     // Targets of the same page size: moving single base pages of huge pages would split them.
-    ccnuma::migrate(p, bytes, ccnuma::interleave{}.page_size(pg));
+    ccnuma::migrate(p, bytes, ccnuma::interleave{}.pages(pg));
     auto h = ccnuma::node_histogram(p, bytes);
     for (unsigned node : nodes()) EXPECT_GE(h.share(node), 0.9 / static_cast<double>(nodes().size())) << h.to_string();
-    if (pg == ccnuma::pages::base) expect_round_robin(p, n, nodes(), "after migrate to interleave");
-    ccnuma::migrate(p, bytes, ccnuma::blocked{}.page_size(pg));
+    if (pg == ccnuma::page_kind::base) expect_round_robin(p, n, nodes(), "after migrate to interleave");
+    ccnuma::migrate(p, bytes, ccnuma::blocked{}.pages(pg));
     expect_local(p, n, "after migrate to blocked");
     ccnuma::migrate(p, bytes, ccnuma::on_node(last, pg));
     expect_on(p, n, last, "after migrate to on_node(last)");
-    ccnuma::migrate(p, bytes, ccnuma::first_touch{}.page_size(pg));
+    ccnuma::migrate(p, bytes, ccnuma::first_touch{}.pages(pg));
     expect_local(p, n, "after migrate to first_touch");
     for (std::size_t i = 0; i < n; i += 4097) ASSERT_EQ(p[i], static_cast<double>(i)) << "migration kept the data";
     ccnuma::deallocate(p, bytes, start);

@@ -118,11 +118,11 @@ ccnuma::policy parse_policy(const std::string& text) {
 
 ccnuma::policy options::container_policy() const {
     ccnuma::policy p = policy ? *policy : ccnuma::policy{ccnuma::first_touch{}};
-    if (pages) std::visit([&](auto& q) { q.page_size(*pages); }, p);
+    if (pages) std::visit([&](auto& q) { q.pages(*pages); }, p);
     return p;
 }
 
-ccnuma::pages options::page_size() const { return ccnuma::page_kind(container_policy()); }
+ccnuma::page_kind options::page_kind_used() const { return ccnuma::page_kind_of(container_policy()); }
 
 std::string usage() {
     return R"(usage: ccnuma-bench KERNEL [options]
@@ -222,8 +222,8 @@ std::optional<options> parse(int argc, char** argv) {
             case 'b': o.bind = arg; break;
             case 'p': o.policy = parse_policy(arg); break;
             case o_pages:
-                if (arg == "base") o.pages = ccnuma::pages::base;
-                else if (arg == "huge") o.pages = ccnuma::pages::huge;
+                if (arg == "base") o.pages = ccnuma::page_kind::base;
+                else if (arg == "huge") o.pages = ccnuma::page_kind::huge;
                 else bad("--pages: \"" + arg + "\" is not base or huge");
                 break;
             case o_stores: o.stores = ccnuma::parse_stores(arg); break;

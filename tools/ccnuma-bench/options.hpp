@@ -17,7 +17,7 @@ struct options {
     std::vector<unsigned> threads;        ///< --threads; empty: omp_get_max_threads()
     std::string bind;                     ///< --bind SPEC (a ccnuma binding spec)
     std::optional<ccnuma::policy> policy; ///< --policy for the ccnuma containers
-    std::optional<ccnuma::pages> pages;   ///< --pages base|huge
+    std::optional<ccnuma::page_kind> pages;   ///< --pages base|huge
     std::optional<ccnuma::stores> stores; ///< placement: --stores regular|streaming|automatic
     int reps = 5;
     double min_time = 0.01;  ///< seconds: the shortest timed call, sweeps are batched up to it
@@ -34,7 +34,7 @@ struct options {
     /// The policy the ccnuma containers use: --policy (first_touch if not given) with --pages.
     ccnuma::policy container_policy() const;
     /// --pages, else the policy's page size, else base pages.
-    ccnuma::pages page_size() const;
+    ccnuma::page_kind page_kind_used() const;
 };
 
 /// The kernels, in the order --help lists them.

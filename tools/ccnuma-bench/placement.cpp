@@ -205,7 +205,7 @@ struct class_arrays : placed {
     }
 };
 
-std::unique_ptr<placed> make(int which, std::size_t n, ccnuma::pages pages) {
+std::unique_ptr<placed> make(int which, std::size_t n, ccnuma::page_kind pages) {
     switch (which) {
         case 0: {  // value-initialized serially by the master thread, then filled serially
             auto p = std::make_unique<pointer_arrays<std::vector<double>>>(n, [n] { return std::vector<double>(n); });
@@ -226,22 +226,22 @@ std::unique_ptr<placed> make(int which, std::size_t n, ccnuma::pages pages) {
         }
         case 2: {
             using alloc = ccnuma::allocator<double, ccnuma::first_touch>;
-            const alloc al(ccnuma::first_touch{}.page_size(pages));
+            const alloc al(ccnuma::first_touch{}.pages(pages));
             auto p = std::make_unique<pointer_arrays<std::vector<double, alloc>>>(n, [&] { return std::vector<double, alloc>(n, al); });
             serial_values(p->p, n);
             return p;
         }
         case 3: {
             using alloc = ccnuma::allocator<double, ccnuma::blocked>;
-            const alloc al(ccnuma::blocked{}.page_size(pages));
+            const alloc al(ccnuma::blocked{}.pages(pages));
             auto p = std::make_unique<pointer_arrays<std::vector<double, alloc>>>(n, [&] { return std::vector<double, alloc>(n, al); });
             serial_values(p->p, n);
             return p;
         }
-        case 4: return std::make_unique<ccnuma_vectors<ccnuma::first_touch>>(n, ccnuma::first_touch{}.page_size(pages));
+        case 4: return std::make_unique<ccnuma_vectors<ccnuma::first_touch>>(n, ccnuma::first_touch{}.pages(pages));
         case 5: return std::make_unique<seg_arrays>(n);
         case 6: return std::make_unique<class_arrays>(n);
-        case 7: return std::make_unique<ccnuma_vectors<ccnuma::interleave>>(n, ccnuma::interleave{}.page_size(pages));
+        case 7: return std::make_unique<ccnuma_vectors<ccnuma::interleave>>(n, ccnuma::interleave{}.pages(pages));
         default: {
             // numactl -m: the first node with CPUs (the master's node, usually).
             unsigned node = 0;
@@ -269,7 +269,7 @@ constexpr int variant_count = 9;
 }  // namespace
 
 void placement(const options& o, report& out) {
-    const auto pages = o.page_size();
+    const auto pages = o.page_kind_used();
     const ccnuma::stores mode = o.stores ? *o.stores : ccnuma::stores::automatic;
     for (unsigned t : team_sizes(o)) {
         use_threads(t);

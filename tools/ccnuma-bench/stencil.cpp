@@ -148,7 +148,7 @@ __attribute__((noinline)) void dmvm_inner(const double* __restrict mat, const do
 
 void dmvm(const options& o, report& out) {
     std::vector<std::string> loops = o.variant.empty() ? std::vector<std::string>{"outer", "inner"} : std::vector<std::string>{o.variant};
-    std::vector<bool> huge = o.pages ? std::vector<bool>{*o.pages == ccnuma::pages::huge} : std::vector<bool>{false, true};
+    std::vector<bool> huge = o.pages ? std::vector<bool>{*o.pages == ccnuma::page_kind::huge} : std::vector<bool>{false, true};
     const auto& sup = ccnuma::support();
     const std::string base_name = std::to_string(sup.page_size / 1024) + " KiB pages";
     const std::string huge_name = sup.huge_page_size ? std::to_string(sup.huge_page_size >> 20) + " MiB pages" : "huge pages";
