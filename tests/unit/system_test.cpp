@@ -19,7 +19,7 @@
 
 namespace {
 
-// The oracles here share no code with src/kernel.cpp: the settings come from a shell's reading
+// The oracles here share no code with src/os/ (procfs.cpp): the settings come from a shell's reading
 // of the files (tr, sed), THP also from what the kernel does with a mapping, and free memory
 // from sysinfo(2) rather than from the node's meminfo file.
 
