@@ -7,8 +7,10 @@
 
 #include <cstdlib>
 #include <fstream>
+#include <map>
 #include <sstream>
 #include <string>
+#include <vector>
 
 namespace test_support {
 
@@ -56,6 +58,18 @@ inline void expect_one_line_error(const result& r, const std::string& tool, cons
     EXPECT_EQ(r.err.find('\n'), r.err.size() - 1) << "stderr must be one line: " << r.err;
     EXPECT_EQ(r.err.rfind(tool + ": ", 0), 0u) << r.err;
     EXPECT_NE(r.err.find(fragment), std::string::npos) << r.err;
+}
+
+/// A guest script's output, one "TAG rest" line per answer, grouped by tag in order of arrival
+/// (the guest tests print each command's result under its own tag).
+inline std::map<std::string, std::vector<std::string>> tagged_lines(const std::string& output) {
+    std::map<std::string, std::vector<std::string>> out;
+    std::istringstream lines(output);
+    for (std::string line; std::getline(lines, line);) {
+        const auto space = line.find(' ');
+        out[line.substr(0, space)].push_back(space == std::string::npos ? "" : line.substr(space + 1));
+    }
+    return out;
 }
 
 }  // namespace test_support

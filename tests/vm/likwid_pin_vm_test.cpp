@@ -27,6 +27,7 @@ namespace {
 using test_support::quote;
 using test_support::result;
 using test_support::run;
+using test_support::tagged_lines;
 
 TEST(VmLikwidPin, ExpressionsPinTheCpusLikwidPinPicks) {
     const std::string likwid_pin = CCNUMA_LIKWID_PIN;
@@ -49,12 +50,7 @@ TEST(VmLikwidPin, ExpressionsPinTheCpusLikwidPinPicks) {
                          quote(script));
     ASSERT_EQ(r.status, 0) << r.out << r.err;
 
-    std::map<std::string, std::vector<std::string>> out;
-    std::istringstream lines(r.out);
-    for (std::string line; std::getline(lines, line);) {
-        const auto space = line.find(' ');
-        out[line.substr(0, space)].push_back(space == std::string::npos ? "" : line.substr(space + 1));
-    }
+    auto out = tagged_lines(r.out);
     std::vector<std::string> theirs, ours;
     for (std::size_t i = 0; i < exprs.size(); ++i) {
         // likwid-pin -p prints the list on a line of its own; warnings may come with it.

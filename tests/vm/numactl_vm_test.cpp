@@ -23,6 +23,7 @@ namespace {
 using test_support::quote;
 using test_support::result;
 using test_support::run;
+using test_support::tagged_lines;
 
 struct case_t {
     std::string options, probe_args;
@@ -97,12 +98,7 @@ TEST(VmNumactl, EveryPolicyPlacesEveryPageWhereNumactlDoesAndShowAgrees) {
                          quote(script));
     ASSERT_EQ(r.status, 0) << r.out << r.err;
 
-    std::map<std::string, std::vector<std::string>> out;
-    std::istringstream lines(r.out);
-    for (std::string line; std::getline(lines, line);) {
-        const auto space = line.find(' ');
-        out[line.substr(0, space)].push_back(space == std::string::npos ? "" : line.substr(space + 1));
-    }
+    auto out = tagged_lines(r.out);
 
     for (std::size_t i = 0; i < placements.size(); ++i) {
         SCOPED_TRACE("placement under \"" + placements[i].options + "\", probe " + placements[i].probe_args);
