@@ -66,6 +66,30 @@ struct domain {
     std::vector<unsigned> numa_nodes;    ///< OS indices of NUMA nodes whose memory is attached here
 };
 
+/// How fast a node's memory is from one initiator: the CPUs of NUMA node `initiator`. Values
+/// come from the firmware's HMAT, through hwloc's memory attributes or, where hwloc has none,
+/// the kernel's /sys/devices/system/node/node<N>/access{0,1}/initiators. 0 means not known.
+/// Linux and hwloc report only the best (local) initiators of each node, so a node lists the
+/// initiators that are near it, not every pair.
+struct memory_access {
+    unsigned initiator = 0;              ///< OS index of the NUMA node whose CPUs access
+    std::uint64_t read_bandwidth = 0;    ///< MB/s (hwloc: MiB/s as the firmware gives it)
+    std::uint64_t write_bandwidth = 0;   ///< MB/s
+    std::uint64_t read_latency = 0;      ///< ns
+    std::uint64_t write_latency = 0;     ///< ns
+    friend bool operator==(const memory_access&, const memory_access&) = default;
+};
+
+/// Where numa_node::tier comes from.
+enum class tier_source {
+    none,    ///< nobody said: every node counts as one tier
+    kernel,  ///< /sys/devices/virtual/memory_tiering (Linux 6.1), ranked
+    hwloc,   ///< hwloc's "MemoryTier" info (hwloc 2.10 and later, or an XML export)
+};
+
+/// "none", "kernel", "hwloc".
+std::string_view to_string(tier_source s) noexcept;
+
 /// A NUMA node (locality domain). cpus may be empty: CPU-less memory such as CXL or HBM, or a
 /// node whose CPUs are all outside the affinity mask.
 struct numa_node {
@@ -75,9 +99,23 @@ struct numa_node {
     /// The kind of memory where hwloc knows it ("MCDRAM", "HBM", "GPUMemory", "CXLMem", ...);
     /// empty for ordinary DRAM and where hwloc does not say.
     std::string subtype = {};
-    /// hwloc's memory tier (info "MemoryTier", 0 = fastest, set by hwloc 2.10 and later), -1
-    /// where the source has none.
+    /// The node's memory tier, ranked: 0 is the fastest tier present, 1 the next. From the
+    /// kernel's memory_tiering (whose memory_tier<N> ids are abstract distances, ranked here)
+    /// on this machine, else hwloc's MemoryTier; -1 where neither says (tier_from is none).
     int tier = -1;
+    tier_source tier_from = tier_source::none;
+    /// The kernel's own id of the tier (N of /sys/devices/virtual/memory_tiering/memory_tier<N>),
+    /// -1 where the tier is not the kernel's.
+    int kernel_tier_id = -1;
+    /// Whether the node has CPUs on the whole machine (not only allowed ones): false for
+    /// CPU-less memory (CXL expanders, HBM in flat mode, far DRAM).
+    bool has_cpus = true;
+    /// Bandwidth and latency from the initiators near this node, initiator ascending.
+    std::vector<memory_access> access = {};
+    /// The kernel's weighted-interleave weight of the node
+    /// (/sys/kernel/mm/mempolicy/weighted_interleave/node<N>, Linux 6.9), 0 where the kernel
+    /// has none or the snapshot is of another machine.
+    unsigned interleave_weight = 0;
 };
 
 struct package_info {
@@ -101,6 +139,12 @@ struct pu_info {
     unsigned package;  ///< package logical index, no_package if none
     int numa;          ///< OS index of the local NUMA node, -1 if none is allowed
     std::size_t domain;  ///< index into topology::domains()
+    /// The allowed nodes local to this PU, fastest first: its own node (`numa`) and the
+    /// CPU-less memory whose locality contains the PU (hwloc's local NUMA nodes: CXL or HBM
+    /// attached near its package), ordered by read bandwidth from this PU's node, then by
+    /// latency; where bandwidths are unknown, nodes with CPUs first, then by distance, then by
+    /// OS index.
+    std::vector<unsigned> local_nodes = {};
 };
 
 struct cache_info {
@@ -178,6 +222,12 @@ public:
     bool is_restricted() const noexcept {
         return total_pus_ != pus_.size() || total_nodes_ != nodes_.size();
     }
+    /// How fast node `target`'s memory is from the CPUs of node `initiator`; nullptr where the
+    /// source does not say (no HMAT, no memory attributes, or not a near initiator).
+    const memory_access* access(unsigned initiator, unsigned target) const noexcept;
+    /// Whether any allowed node is CPU-less or the nodes sit in more than one tier.
+    bool is_tiered() const noexcept;
+
     /// Largest number of allowed PUs on one core (2 with SMT enabled and allowed).
     unsigned max_threads_per_core() const noexcept;
 

@@ -22,6 +22,29 @@ std::string_view to_string(domain_kind kind) noexcept {
     return "?";
 }
 
+std::string_view to_string(tier_source s) noexcept {
+    switch (s) {
+    case tier_source::none: return "none";
+    case tier_source::kernel: return "kernel";
+    case tier_source::hwloc: return "hwloc";
+    }
+    return "?";
+}
+
+const memory_access* topology::access(unsigned initiator, unsigned target) const noexcept {
+    for (const auto& n : nodes_)
+        if (n.os_index == target)
+            for (const auto& a : n.access)
+                if (a.initiator == initiator) return &a;
+    return nullptr;
+}
+
+bool topology::is_tiered() const noexcept {
+    for (const auto& n : nodes_)
+        if (!n.has_cpus || n.tier > 0) return true;
+    return false;
+}
+
 namespace detail {
 json to_json_value(const topology& t) {
     json j;
