@@ -287,6 +287,14 @@ topology topology::load(const topology_options& options) {
         source = detail::env_or_empty("CCNUMA_TOPOLOGY");
         source_name = "CCNUMA_TOPOLOGY";
     }
+    // hwloc reads the source as a C string: text after a NUL byte would be dropped unseen, and
+    // the checks below would judge a different description than the one hwloc builds (a
+    // fuzzer's "2 25 20 5 2 503\0..." passed them and made hwloc build 5 million PUs).
+    if (const auto nul = source.find('\0'); nul != std::string::npos)
+        detail::throw_error(errc::topology, source_name + " " + detail::quote(source.substr(0, nul), 256) +
+                                                " is followed by a NUL byte at position " + std::to_string(nul) +
+                                                " (expected an XML path or a synthetic description: text without "
+                                                "NUL bytes)");
     std::string cpuset_name;
     std::string cpuset = detail::cpuset_of(options, source, source_name, cpuset_name);
 

@@ -8,6 +8,7 @@
 
 #include <ccnuma/topology.hpp>
 
+#include <dlfcn.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -45,6 +46,23 @@ bool in_slow_band(const std::string& text) {
 }
 
 }  // namespace
+
+// hwloc loads its libxml2 importer as a plugin and unloads it when the last topology is
+// destroyed; what libxml2 keeps in the plugin's reach then looks leaked to LeakSanitizer, from
+// an "<unknown module>" no suppression can name (a third fuzz run of CI found it on a malformed
+// XML file; seed corpus/topology_source/xml_libxml_plugin_unloaded). Held loaded here, as in any
+// program that keeps a topology, the memory stays reachable, and a real leak in ccnuma is still
+// reported. The plugin sits in hwloc/ beside libhwloc, wherever that is installed.
+extern "C" int LLVMFuzzerInitialize(int*, char***) {
+    Dl_info info{};
+    void* symbol = ::dlsym(RTLD_DEFAULT, "hwloc_topology_init");
+    if (symbol != nullptr && ::dladdr(symbol, &info) != 0 && info.dli_fname != nullptr) {
+        std::string dir = info.dli_fname;
+        dir = dir.substr(0, dir.rfind('/') + 1);
+        (void)::dlopen((dir + "hwloc/hwloc_xml_libxml.so").c_str(), RTLD_NOW | RTLD_GLOBAL | RTLD_NODELETE);
+    }
+    return 0;
+}
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
     if (size == 0) return 0;
