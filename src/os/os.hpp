@@ -4,7 +4,8 @@
 // bind.c. One unit per concern: mempolicy.cpp (mbind, set/get_mempolicy), pages.cpp (move_pages,
 // pagemap, PAGEMAP_SCAN, kpageflags, smaps, mincore), memory.cpp (mmap, madvise, /proc/self/maps),
 // affinity.cpp (sched_{set,get}affinity), procfs.cpp (sizes, THP, numa_balancing, meminfo,
-// cpuinfo, cpufreq, rlimits). It passes errno and data back and decides nothing: what a policy
+// cpuinfo, cpufreq, rlimits, memory tiers, HMAT access, weighted-interleave weights). It passes
+// errno and data back and decides nothing: what a policy
 // means is placement_internal.hpp's (meaning_of), what a page state is pages/'s. hwloc's own
 // calls stay in the topology units, behind hwloc. The part the tools need too is declared in
 // <ccnuma/detail/os.hpp>.
@@ -15,6 +16,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace ccnuma::detail {
@@ -32,6 +34,31 @@ std::optional<std::uint64_t> node_meminfo(unsigned node, const char* key) noexce
 /// count against it, and libomp aborts when it cannot start one. Empty when unlimited, and for
 /// root, whom the kernel exempts.
 std::optional<std::size_t> thread_rlimit() noexcept;
+
+// --- memory tiers, HMAT and weighted interleave (procfs.cpp) ---------------------------------
+// Each reader takes the sysfs root, "/sys" on a live system, so that tests can hand it a fake
+// tree. Each returns what the kernel wrote, or nothing where the file is absent or unreadable.
+
+/// /sys/devices/system/node/node<N>/cpulist; nullopt where the node has no such file.
+std::optional<std::vector<unsigned>> node_cpus(unsigned node, const std::string& sys = "/sys");
+/// The kernel's memory tiers (Linux 6.1): tier id N of /sys/devices/virtual/memory_tiering/
+/// memory_tier<N> and the nodes of its nodelist; empty where the kernel has none.
+std::vector<std::pair<int, std::vector<unsigned>>> memory_tiers(const std::string& sys = "/sys");
+/// /sys/devices/system/node/node<N>/access<K>/initiators: the initiator nodes (its node<M>
+/// links) and the {read,write}_{bandwidth,latency} files (MB/s, ns; 0 where a file is absent).
+struct node_access_class {
+    std::vector<unsigned> initiators;
+    std::uint64_t read_bandwidth = 0, write_bandwidth = 0, read_latency = 0, write_latency = 0;
+};
+std::optional<node_access_class> node_access(unsigned node, unsigned access_class, const std::string& sys = "/sys");
+/// The weights of /sys/kernel/mm/mempolicy/weighted_interleave/node<N> (Linux 6.9), node
+/// ascending; empty where the kernel has no weighted interleave.
+std::vector<std::pair<unsigned, unsigned>> interleave_weights(const std::string& sys = "/sys");
+/// /sys/kernel/mm/mempolicy/weighted_interleave/auto (Linux 6.16): true for "Y"/"1", nullopt
+/// where the file does not exist.
+std::optional<bool> interleave_auto(const std::string& sys = "/sys");
+/// /sys/kernel/mm/numa/demotion_enabled (Linux 5.15): nullopt where it does not exist.
+std::optional<bool> demotion_enabled(const std::string& sys = "/sys");
 
 // --- the memory-policy calls (mempolicy.cpp) --------------------------------------------------
 

@@ -5,7 +5,10 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cctype>
 #include <climits>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -51,6 +54,62 @@ std::optional<std::uint64_t> meminfo_field(const std::string& path, const char* 
     } catch (...) {
     }
     return std::nullopt;
+}
+
+// A kernel list ("0-3,8", or empty for none); nullopt where it is not one, so that a file
+// the kernel changed the format of reads as unknown, not as a wrong node set.
+std::optional<std::vector<unsigned>> kernel_list(const std::string& text) {
+    std::vector<unsigned> out;
+    std::size_t i = 0;
+    const auto number = [&](unsigned& v) {
+        if (i >= text.size() || !std::isdigit(static_cast<unsigned char>(text[i]))) return false;
+        unsigned long long n = 0;
+        while (i < text.size() && std::isdigit(static_cast<unsigned char>(text[i])) && n <= (1u << 20))
+            n = n * 10 + static_cast<unsigned>(text[i++] - '0');
+        if (n > (1u << 20)) return false;  // beyond any CPU or node number Linux has
+        v = static_cast<unsigned>(n);
+        return true;
+    };
+    while (i < text.size() && text[i] != '\n') {
+        unsigned first = 0, last = 0;
+        if (!number(first)) return std::nullopt;
+        last = first;
+        if (i < text.size() && text[i] == '-' && (++i, !number(last))) return std::nullopt;
+        if (last < first) return std::nullopt;
+        for (unsigned v = first; v <= last; ++v) out.push_back(v);
+        if (i < text.size() && text[i] == ',') ++i;
+    }
+    return out;
+}
+
+// A number file of sysfs ("123\n"); nullopt where it is absent or not a number.
+std::optional<std::uint64_t> number_file(const std::string& path) noexcept {
+    try {
+        std::ifstream in(path);
+        std::uint64_t v = 0;
+        if (in >> v) return v;
+    } catch (...) {
+    }
+    return std::nullopt;
+}
+
+// The N of the entries "<prefix>N" of a directory, ascending.
+std::vector<unsigned> numbered_entries(const std::string& dir, const std::string& prefix) {
+    std::vector<unsigned> out;
+    std::error_code ec;
+    for (std::filesystem::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+        const std::string name = it->path().filename().string();
+        if (name.size() <= prefix.size() || name.compare(0, prefix.size(), prefix) != 0) continue;
+        const std::string rest = name.substr(prefix.size());
+        if (rest.size() > 7 || rest.find_first_not_of("0123456789") != std::string::npos) continue;
+        out.push_back(static_cast<unsigned>(std::stoul(rest)));
+    }
+    std::sort(out.begin(), out.end());
+    return out;
+}
+
+std::string node_dir(const std::string& sys, unsigned node) {
+    return sys + "/devices/system/node/node" + std::to_string(node);
 }
 
 }  // namespace
@@ -137,5 +196,61 @@ std::optional<std::size_t> thread_rlimit() noexcept {
     if (::getuid() == 0 || ::getrlimit(RLIMIT_NPROC, &r) != 0 || r.rlim_cur == RLIM_INFINITY) return std::nullopt;
     return static_cast<std::size_t>(r.rlim_cur);
 }
+
+std::optional<std::vector<unsigned>> node_cpus(unsigned node, const std::string& sys) {
+    const std::string path = node_dir(sys, node) + "/cpulist";
+    std::error_code ec;
+    if (!std::filesystem::exists(path, ec)) return std::nullopt;
+    return kernel_list(read_first_line(path));
+}
+
+std::vector<std::pair<int, std::vector<unsigned>>> memory_tiers(const std::string& sys) {
+    std::vector<std::pair<int, std::vector<unsigned>>> tiers;
+    const std::string dir = sys + "/devices/virtual/memory_tiering";
+    for (unsigned id : numbered_entries(dir, "memory_tier"))
+        if (auto nodes = kernel_list(read_first_line(dir + "/memory_tier" + std::to_string(id) + "/nodelist")))
+            tiers.emplace_back(static_cast<int>(id), std::move(*nodes));
+    return tiers;
+}
+
+std::optional<node_access_class> node_access(unsigned node, unsigned access_class, const std::string& sys) {
+    const std::string dir = node_dir(sys, node) + "/access" + std::to_string(access_class) + "/initiators";
+    std::error_code ec;
+    if (!std::filesystem::is_directory(dir, ec)) return std::nullopt;
+    node_access_class a;
+    a.initiators = numbered_entries(dir, "node");
+    a.read_bandwidth = number_file(dir + "/read_bandwidth").value_or(0);
+    a.write_bandwidth = number_file(dir + "/write_bandwidth").value_or(0);
+    a.read_latency = number_file(dir + "/read_latency").value_or(0);
+    a.write_latency = number_file(dir + "/write_latency").value_or(0);
+    return a;
+}
+
+std::vector<std::pair<unsigned, unsigned>> interleave_weights(const std::string& sys) {
+    std::vector<std::pair<unsigned, unsigned>> weights;
+    const std::string dir = sys + "/kernel/mm/mempolicy/weighted_interleave";
+    for (unsigned node : numbered_entries(dir, "node"))
+        if (const auto w = number_file(dir + "/node" + std::to_string(node)); w && *w <= 255)  // a u8 in the kernel
+            weights.emplace_back(node, static_cast<unsigned>(*w));
+    return weights;
+}
+
+namespace {
+// sysfs booleans: "Y"/"N" (weighted_interleave/auto), "true"/"false" (demotion_enabled), "1"/"0".
+std::optional<bool> bool_file(const std::string& path) {
+    std::error_code ec;
+    if (!std::filesystem::exists(path, ec)) return std::nullopt;
+    const std::string v = read_first_line(path);
+    if (v == "Y" || v == "y" || v == "1" || v == "true") return true;
+    if (v == "N" || v == "n" || v == "0" || v == "false") return false;
+    return std::nullopt;
+}
+}  // namespace
+
+std::optional<bool> interleave_auto(const std::string& sys) {
+    return bool_file(sys + "/kernel/mm/mempolicy/weighted_interleave/auto");
+}
+
+std::optional<bool> demotion_enabled(const std::string& sys) { return bool_file(sys + "/kernel/mm/numa/demotion_enabled"); }
 
 }  // namespace ccnuma::detail

@@ -118,8 +118,6 @@ struct topology_builder {
             node.memory_bytes = n->attr->numanode.local_memory;
             node.cpus = n->cpuset ? to_indices(n->cpuset) : std::vector<unsigned>{};
             if (n->subtype) node.subtype = n->subtype;
-            if (const char* tier = hwloc_obj_get_info_by_name(n, "MemoryTier"))
-                node.tier = static_cast<int>(std::strtol(tier, nullptr, 10));
             t.nodes_.push_back(std::move(node));
         }
         std::sort(t.nodes_.begin(), t.nodes_.end(),
@@ -378,9 +376,13 @@ topology topology::load(const topology_options& options) {
     // snapshot keeps hwloc's renumbering, so its L# are the ones lstopo prints for the same
     // PUs; the totals above stay the whole machine's.
 
+    // Which nodes have CPUs, and the memory attributes, are facts of the whole machine: the
+    // restriction drops nodes and PUs, and with them the initiators that name them.
+    const auto memory = detail::read_memory_facts(raw, t.this_system_ && t.source_ == topology_source::system);
     detail::restrict_to_allowed(topo, t, source, cpuset, cpuset_name, options.use_affinity_mask);
     raw = topo.get();
     detail::topology_builder{raw, t}.build();
+    detail::apply_memory_facts(memory, t.nodes_, t.pus_, t.distances_);
     return t;
 }
 

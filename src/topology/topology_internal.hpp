@@ -1,13 +1,15 @@
 #pragma once
-// What the three parts of the topology snapshot share: hwloc handles (load.cpp loads the tree
-// and builds the snapshot, restrict.cpp narrows it to the allowed PUs and nodes, export.cpp
-// writes it out). <hwloc.h> stays in src/.
+// What the parts of the topology snapshot share: hwloc handles (load.cpp loads the tree and
+// builds the snapshot, restrict.cpp narrows it to the allowed PUs and nodes, memory.cpp reads
+// the tiers, bandwidths and latencies of the nodes, export.cpp writes it out). <hwloc.h> stays
+// in src/.
 
 #include <ccnuma/topology.hpp>
 
 #include <hwloc.h>
 
 #include <cstdlib>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -54,5 +56,28 @@ std::string cpuset_of(const topology_options& options, const std::string& source
 /// memory binding. May replace `topo` by a load of the allowed part.
 void restrict_to_allowed(topology_ptr& topo, const topology& t, const std::string& source, const std::string& cpuset,
                          const std::string& cpuset_name, bool use_affinity_mask);
+
+/// What the memory of the whole machine is like, read before the restriction (which drops
+/// nodes, PUs and with them memory attributes) and applied to the snapshot after it.
+struct memory_facts {
+    /// PU OS index -> the node that has it as a CPU (-1: none); a CPU-less node's hwloc
+    /// cpuset is its locality, so "has CPUs" is decided here, not by the cpuset.
+    std::vector<int> owner;
+    std::map<unsigned, bool> has_cpus;                     ///< node -> has CPUs on the whole machine
+    std::map<unsigned, std::vector<bool>> locality;        ///< CPU-less node -> its PUs (by OS index)
+    std::map<unsigned, std::vector<memory_access>> access;  ///< node -> from its near initiators
+    std::map<unsigned, int> tier_id;                       ///< node -> tier id as its source gives it
+    tier_source tier_from = tier_source::none;
+    std::map<unsigned, unsigned> interleave_weight;        ///< node -> the kernel's weight
+};
+
+/// Reads the facts from `whole` (the loaded, unrestricted machine) and, where the snapshot is
+/// of this system, from the kernel's sysfs where hwloc has nothing.
+memory_facts read_memory_facts(hwloc_topology_t whole, bool this_system);
+
+/// Fills numa_node::{has_cpus, tier, tier_from, kernel_tier_id, access, interleave_weight}
+/// and pu_info::local_nodes of a built snapshot (`distances` in `nodes` order).
+void apply_memory_facts(const memory_facts& facts, std::vector<numa_node>& nodes, std::vector<pu_info>& pus,
+                        const std::vector<std::vector<unsigned>>& distances);
 
 }  // namespace ccnuma::detail
