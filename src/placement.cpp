@@ -7,8 +7,11 @@
 #include <ccnuma/detail/format.hpp>
 #include <ccnuma/detail/throw_error.hpp>
 #include <ccnuma/placement.hpp>
+#include <ccnuma/topology.hpp>
 
 #include <algorithm>
+#include <cmath>
+#include <numeric>
 #include <atomic>
 #include <cerrno>
 #include <cstdint>
@@ -73,6 +76,236 @@ void warn_small_chunks(const detail::team_layout& team, std::size_t bytes, std::
                      "fewer threads, or interleave");
 }
 
+// The calling thread's memory policy, put back when a planned write ends, so the OpenMP pool
+// threads leave an allocation with the policy they came with.
+class thread_policy_guard {
+public:
+    explicit thread_policy_guard(const std::string& what) {
+        if (const int err = detail::get_thread_policy(mode_, nodes_))
+            detail::throw_system_error(err, what + ": get_mempolicy failed");
+    }
+    thread_policy_guard(const thread_policy_guard&) = delete;
+    thread_policy_guard& operator=(const thread_policy_guard&) = delete;
+    ~thread_policy_guard() { restore(); }
+    void set(int mode, unsigned node, const std::string& what) {
+        if (changed_ && node == node_) return;
+        if (const int err = detail::set_thread_policy(mode, {node}))
+            detail::throw_system_error(err, what + ": set_mempolicy to node " + std::to_string(node) + " failed");
+        changed_ = true;
+        node_ = node;
+    }
+    void restore() noexcept {
+        if (changed_) (void)detail::set_thread_policy(mode_, nodes_);
+        changed_ = false;
+    }
+
+private:
+    int mode_ = 0;
+    std::vector<unsigned> nodes_;
+    bool changed_ = false;
+    unsigned node_ = 0;
+};
+
+// Thread t writes its units, each run of one planned node under the thread policy `mode` on that
+// node, so the page faults put them there. A thread policy and not one mbind per run: runs of
+// different nodes alternate (2:1 weights make a run every two pages), and a mapping split into
+// that many VMAs fails at vm.max_map_count (65530) after about 256 MiB.
+void write_planned(const detail::team_layout& team, unsigned t, const std::vector<int>& plan, int mode, char* base,
+                   std::size_t bytes, std::size_t element_size, std::size_t unit, const std::string& what) {
+    const auto begin = reinterpret_cast<std::uintptr_t>(base);
+    const auto end = begin + bytes;
+    const std::uintptr_t first = begin / unit * unit;
+    thread_policy_guard guard(what);
+    std::uintptr_t run_from = 0, run_to = 0;
+    int run_node = -1;
+    auto flush = [&] {
+        if (run_to == run_from) return;
+        if (run_node >= 0) guard.set(mode, static_cast<unsigned>(run_node), what);
+        else guard.restore();
+        touch_range(run_from, run_to);
+    };
+    for (std::uintptr_t u = first; u < end; u += unit) {
+        if (team.owner(detail::unit_owner_element(u, unit, begin, end, element_size, team.elements)) != t) continue;
+        const std::uintptr_t from = std::max(u, begin), to = std::min<std::uintptr_t>(u + unit, end);
+        const int node = plan[(u - first) / unit];
+        if (run_to != from || node != run_node) {
+            flush();
+            run_from = from;
+            run_node = node;
+        }
+        run_to = to;
+    }
+    flush();
+}
+
+// The units of [begin, end) that thread t owns, in address order, as indices from the first unit.
+std::vector<std::size_t> owned_units(const detail::team_layout& team, unsigned t, std::uintptr_t begin,
+                                     std::uintptr_t end, std::size_t element_size, std::size_t unit) {
+    std::vector<std::size_t> units;
+    const std::uintptr_t first = begin / unit * unit;
+    for (std::uintptr_t u = first; u < end; u += unit)
+        if (team.owner(detail::unit_owner_element(u, unit, begin, end, element_size, team.elements)) == t)
+            units.push_back((u - first) / unit);
+    return units;
+}
+
+// Free memory that fastest leaves on a node: the kernel reclaims and, on a node near its low
+// watermark, allocates elsewhere anyway, and the rest of the process (its stacks, the heap, the
+// next allocation) needs room too. 1/32 of the node, at least 16 MiB.
+std::uint64_t fastest_margin(std::uint64_t total) { return std::max<std::uint64_t>(total / 32, std::uint64_t{16} << 20); }
+
+// The other allowed nodes, nearest to `from` first by the distance matrix, then by OS index.
+std::vector<unsigned> by_distance(int from, const std::vector<unsigned>& allowed) {
+    std::vector<unsigned> order = allowed;
+    const auto& topo = topology::current();
+    const auto& nodes = topo.numa_nodes();
+    const auto& dist = topo.distances();
+    auto row = [&](unsigned n) -> std::ptrdiff_t {
+        for (std::size_t i = 0; i < nodes.size(); ++i)
+            if (nodes[i].os_index == n) return static_cast<std::ptrdiff_t>(i);
+        return -1;
+    };
+    const std::ptrdiff_t r = from < 0 || !topo.is_this_system() ? -1 : row(static_cast<unsigned>(from));
+    auto distance = [&](unsigned n) -> unsigned {
+        const std::ptrdiff_t c = row(n);
+        if (r < 0 || c < 0 || static_cast<std::size_t>(r) >= dist.size()) return std::numeric_limits<unsigned>::max();
+        return dist[static_cast<std::size_t>(r)][static_cast<std::size_t>(c)];
+    };
+    std::stable_sort(order.begin(), order.end(), [&](unsigned a, unsigned b) { return distance(a) < distance(b); });
+    return order;
+}
+
+}  // namespace
+
+namespace detail {
+
+std::vector<unsigned> bandwidth_weights(const std::vector<unsigned>& targets, const std::vector<int>& initiators,
+                                        const std::string& what) {
+    std::vector<unsigned> from;
+    for (int i : initiators)
+        if (i >= 0 && std::find(from.begin(), from.end(), static_cast<unsigned>(i)) == from.end())
+            from.push_back(static_cast<unsigned>(i));
+    std::sort(from.begin(), from.end());
+    // One node takes every unit whatever its bandwidth: no ratio to ask the firmware for.
+    if (targets.size() == 1) return {1};
+    const auto& topo = topology::current();
+    std::vector<double> mean;
+    for (unsigned target : targets) {
+        double sum = 0;
+        unsigned known = 0;
+        for (unsigned i : from)
+            if (const auto* a = topo.access(i, target); a != nullptr && a->read_bandwidth != 0) {
+                sum += static_cast<double>(a->read_bandwidth);
+                ++known;
+            }
+        if (known == 0)
+            throw_error(errc::not_supported,
+                        what + ": node " + std::to_string(target) + " has no known read bandwidth from the team's nodes {" +
+                            format_list(from) +
+                            "}: the machine's firmware gives no HMAT bandwidths (ccnuma-vm --memory-node "
+                            "SIZE,bandwidth=RATIO makes a machine that does); give the weights instead");
+        mean.push_back(sum / known);
+    }
+    const double top = *std::max_element(mean.begin(), mean.end());
+    std::vector<unsigned> w;
+    unsigned g = 0;
+    for (double m : mean) {
+        w.push_back(std::max(1u, static_cast<unsigned>(std::lround(100.0 * m / top))));
+        g = std::gcd(g, w.back());
+    }
+    for (auto& x : w) x /= g;
+    return w;
+}
+
+std::vector<int> plan_units(const policy_meaning& m, const std::vector<unsigned>& nodes, const team_layout& team,
+                            const void* ptr, std::size_t bytes, std::size_t element_size, std::size_t unit,
+                            const std::string& what) {
+    const auto begin = reinterpret_cast<std::uintptr_t>(ptr);
+    const auto end = begin + bytes;
+    const std::size_t units = bytes == 0 ? 0 : (end - 1) / unit - begin / unit + 1;
+    std::vector<int> plan(units, -1);
+    switch (m.how) {
+        case policy_meaning::plan::none: break;
+        case policy_meaning::plan::weights: {
+            const auto weights = m.weights_by_bandwidth ? bandwidth_weights(nodes, team.node, what) : m.weights;
+            // The round of the pattern: slot s belongs to the node whose weights' running sum
+            // first exceeds s.
+            std::vector<int> round;
+            for (std::size_t k = 0; k < nodes.size(); ++k) round.insert(round.end(), weights[k], static_cast<int>(nodes[k]));
+            for (std::size_t i = 0; i < units; ++i) plan[i] = round[i % round.size()];
+            break;
+        }
+        case policy_meaning::plan::tiers: {
+            for (unsigned t = 0; t < team.threads; ++t) {
+                const auto local = thread_local_nodes(team, t);
+                if (local.size() < 2) continue;  // one local node: plain first touch
+                const auto& topo = topology::current();
+                const int from = team.node[t];
+                std::vector<double> cumulative;
+                double total = 0;
+                for (unsigned n : local) {
+                    const auto* a = from < 0 ? nullptr : topo.access(static_cast<unsigned>(from), n);
+                    if (a == nullptr || a->read_bandwidth == 0)
+                        throw_error(errc::not_supported,
+                                    what + ": thread " + std::to_string(t) + " runs on CPU " + std::to_string(team.cpu[t]) +
+                                        " with local nodes {" + format_list(local) + "}, but node " + std::to_string(n) +
+                                        " has no known read bandwidth from node " + std::to_string(from) +
+                                        ": the machine's firmware gives no HMAT bandwidths (ccnuma-vm --memory-node "
+                                        "SIZE,bandwidth=RATIO makes a machine that does)");
+                    total += static_cast<double>(a->read_bandwidth);
+                    cumulative.push_back(total);
+                }
+                const auto own = owned_units(team, t, begin, end, element_size, unit);
+                // Share k ends at the rounded cumulative fraction: off by at most one unit each.
+                std::size_t j = 0;
+                for (std::size_t k = 0; k < local.size(); ++k) {
+                    const auto stop = static_cast<std::size_t>(
+                        std::llround(static_cast<double>(own.size()) * cumulative[k] / total));
+                    for (; j < std::min(stop, own.size()); ++j) plan[own[j]] = static_cast<int>(local[k]);
+                }
+            }
+            break;
+        }
+        case policy_meaning::plan::fastest: {
+            std::vector<std::int64_t> budget;  // per node of `nodes`
+            for (unsigned n : nodes) {
+                const auto free = node_meminfo(n, "MemFree").value_or(0);
+                const auto margin = fastest_margin(node_memory(n));
+                budget.push_back(free > margin ? static_cast<std::int64_t>(free - margin) : 0);
+            }
+            auto slot = [&](unsigned n) {
+                return static_cast<std::size_t>(std::find(nodes.begin(), nodes.end(), n) - nodes.begin());
+            };
+            for (unsigned t = 0; t < team.threads; ++t) {
+                // Its local nodes fastest first, then every other allowed node by distance.
+                auto order = thread_local_nodes(team, t);
+                for (unsigned n : by_distance(team.node[t], nodes))
+                    if (std::find(order.begin(), order.end(), n) == order.end()) order.push_back(n);
+                for (std::size_t i : owned_units(team, t, begin, end, element_size, unit)) {
+                    int chosen = -1;
+                    for (unsigned n : order) {
+                        const std::size_t k = slot(n);
+                        if (k < nodes.size() && budget[k] >= static_cast<std::int64_t>(unit)) {
+                            budget[k] -= static_cast<std::int64_t>(unit);
+                            chosen = static_cast<int>(n);
+                            break;
+                        }
+                    }
+                    // No node has room by the estimate: the first choice, and the kernel's
+                    // fallback of MPOL_PREFERRED decides.
+                    plan[i] = chosen >= 0 ? chosen : order.empty() ? -1 : static_cast<int>(order.front());
+                }
+            }
+            break;
+        }
+    }
+    return plan;
+}
+
+}  // namespace detail
+
+namespace {
+
 void apply(void* ptr, std::size_t bytes, const policy& p, std::size_t element_size) {
     if (bytes == 0) return;
     element_size = std::max<std::size_t>(element_size, 1);
@@ -120,7 +353,27 @@ void apply(void* ptr, std::size_t bytes, const policy& p, std::size_t element_si
             const std::size_t len =
                 (bytes + detail::page_bytes() - 1) / detail::page_bytes() * detail::page_bytes();
             // A spilling policy names its own nodes to the kernel, not every node it may spill to.
-            if (int err = detail::mbind_range(ptr, len, m.mode, m.spills ? m.nodes : nodes, 0)) fail(err, "mbind");
+            if (int err = detail::mbind_range(ptr, len, m.mode, m.spills ? m.nodes : nodes, 0)) {
+                // The nodes are checked above, so EINVAL for this mode means the kernel lacks it.
+                if (err == EINVAL && m.mode == detail::mpol_weighted_interleave)
+                    detail::throw_error(errc::not_supported,
+                                        what + ": this kernel lacks MPOL_WEIGHTED_INTERLEAVE (Linux 6.9 or later); "
+                                               "give the weights (.weights({...})) to place by weight on any kernel");
+                fail(err, "mbind");
+            }
+            return;
+        }
+        case detail::policy_meaning::action::write_planned: {
+            const auto nodes = detail::policy_nodes(m, what);
+            const auto learned = detail::run_team(n, m.sched, {}, what);
+            warn_small_chunks(learned, bytes, element_size, unit, p);
+            const auto plan = detail::plan_units(m, nodes, learned, ptr, bytes, element_size, unit, what);
+            (void)detail::run_team(
+                n, m.sched,
+                [&](unsigned t, const detail::team_layout& layout) {
+                    write_planned(layout, t, plan, m.mode, static_cast<char*>(ptr), bytes, element_size, unit, what);
+                },
+                what);
             return;
         }
     }
@@ -148,8 +401,16 @@ void* allocate(std::size_t bytes, const policy& p, std::size_t element_size, std
     // More than the policy's nodes hold can never be placed; refusing here is better than the
     // OOM killer later, when the pages are touched.
     std::uint64_t capacity = 0;
-    for (unsigned n : nodes) capacity += detail::node_memory(n);
-    if (capacity != 0 && bytes > capacity) throw std::bad_alloc();
+    std::string held;
+    for (unsigned n : nodes) {
+        const auto memory = detail::node_memory(n);
+        capacity += memory;
+        held += (held.empty() ? "node " : ", node ") + std::to_string(n) + ": " + detail::human_bytes(memory);
+    }
+    if (capacity != 0 && bytes > capacity)
+        detail::throw_error(errc::infeasible, "placement " + to_string(p) + " of " + detail::human_bytes(bytes) +
+                                                  ": more memory than the policy's nodes hold (" + held +
+                                                  "; valid: at most " + detail::human_bytes(capacity) + ")");
     if (bytes > std::numeric_limits<std::size_t>::max() - 2 * detail::huge_page_bytes()) throw std::bad_alloc();
 
     const page_kind pg = page_kind_of(p);
@@ -193,14 +454,14 @@ void place(void* ptr, std::size_t bytes, const policy& p, std::size_t element_si
                                 " bytes from this address)");
     if (ptr == nullptr) detail::throw_error(errc::invalid_argument, what + ": the address is null");
     (void)target_nodes(p, bytes);
-    const bool writes = detail::meaning_of(p).act == detail::policy_meaning::action::touch;
-    // /proc/self/maps, because first_touch writes every page (a fault there is a SIGSEGV, not an
-    // errno), and mbind reports a hole only for part of the policies. Without procfs the kernel
-    // calls still report EFAULT.
+    const bool writes = detail::meaning_of(p).writes();
+    // /proc/self/maps, because first_touch and the tier policies write every page (a fault there
+    // is a SIGSEGV, not an errno), and mbind reports a hole only for part of the policies.
+    // Without procfs the kernel calls still report EFAULT.
     if (!detail::maps_cover(begin, begin + bytes, writes).value_or(true))
         detail::throw_error(errc::invalid_argument,
-                            what + (writes ? ": the range is not (entirely) mapped writable memory (first_touch writes "
-                                             "every page; expected memory from mmap or allocate)"
+                            what + (writes ? ": the range is not (entirely) mapped writable memory (this policy "
+                                             "writes every page; expected memory from mmap or allocate)"
                                            : ": the range is not (entirely) mapped memory (expected memory from mmap "
                                              "or allocate)"));
     apply(ptr, bytes, p, element_size);

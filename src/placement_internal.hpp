@@ -38,6 +38,15 @@ struct policy_meaning {
         touch,          ///< a team writes each unit from the thread the schedule gives it to
         bind_units,     ///< a team decides each unit's node; mbind(MPOL_BIND) puts it there
         kernel_policy,  ///< one mbind of the whole range with `mode` and `nodes`
+        write_planned,  ///< plan_units() decides each unit's node; its owner writes it under
+                        ///< the thread policy `mode` (MPOL_BIND, or MPOL_PREFERRED to spill)
+    };
+    /// How write_planned plans (plan_units()).
+    enum class plan {
+        none,
+        weights,  ///< weighted round-robin of `weights` over `nodes` (by bandwidth if asked)
+        tiers,    ///< each thread's part split over its PU's local nodes by bandwidth
+        fastest,  ///< each thread's part on its fastest local node while free memory lasts
     };
     action act = action::touch;
     int mode = 0;                  ///< MPOL_* for kernel_policy
@@ -46,6 +55,12 @@ struct policy_meaning {
     ccnuma::schedule sched{};      ///< the partition, for touch and bind_units
     ccnuma::page_kind page = page_kind::base;
     std::string name;              ///< to_string(): "blocked(chunk=4,huge)"
+    plan how = plan::none;         ///< for write_planned
+    std::vector<unsigned> weights;  ///< plan::weights: one per node of `nodes`
+    bool weights_by_bandwidth = false;  ///< plan::weights: from the bandwidths, at allocation
+    /// The meaning writes every untouched page (touch and write_planned): place() needs
+    /// writable memory for it.
+    bool writes() const noexcept { return act == action::touch || act == action::write_planned; }
 };
 
 /// The meaning of `p`, with one overload per policy type: a new alternative of ccnuma::policy
@@ -53,8 +68,28 @@ struct policy_meaning {
 policy_meaning meaning_of(const policy& p);
 
 /// The nodes `m` may put pages on (its own, or every allowed one), each checked against the
-/// allowed set; errors name `what`.
+/// allowed set, and its weights against its nodes and the kernel's range; errors name `what`.
 std::vector<unsigned> policy_nodes(const policy_meaning& m, const std::string& what);
+
+/// MPOL_WEIGHTED_INTERLEAVE (Linux 6.9), which Debian 12's headers lack.
+inline constexpr int mpol_weighted_interleave = 6;
+/// The kernel's range of a weighted-interleave weight (u8, 0 meaning "the default").
+inline constexpr unsigned max_interleave_weight = 255;
+
+/// Weights for `targets` from their read bandwidth seen from `initiators` (the nodes a team
+/// runs on): per target the mean over the initiators the topology knows a bandwidth from,
+/// scaled so the largest is 100, rounded (at least 1) and divided by their gcd, so 1 : 0.5
+/// gives 2 : 1; one target gets {1}. Throws errc::not_supported, naming `what`, for a target with no known
+/// bandwidth from any initiator.
+std::vector<unsigned> bandwidth_weights(const std::vector<unsigned>& targets, const std::vector<int>& initiators,
+                                        const std::string& what);
+
+/// The node of each placement unit of [ptr, ptr + bytes) (units aligned to `unit` addresses,
+/// as unit_nodes()) for a write_planned meaning, given the team that learned where its threads
+/// run; -1 for a unit its owner touches plainly. `nodes` is policy_nodes(m, what).
+std::vector<int> plan_units(const policy_meaning& m, const std::vector<unsigned>& nodes, const team_layout& team,
+                            const void* ptr, std::size_t bytes, std::size_t element_size, std::size_t unit,
+                            const std::string& what);
 
 /// Sends a diagnostic to the handler of set_diagnostic_handler().
 void diagnose(const std::string& message);

@@ -64,36 +64,123 @@ std::string page_args(page_kind pg) { return pg == page_kind::huge ? ",huge" : "
 
 // One overload per policy type, and no generic one: std::visit then refuses to compile a policy
 // variant with an alternative that is not handled here.
+// The fields every policy sets; the tier plans add theirs after.
+policy_meaning meaning(policy_meaning::action act, int mode, std::vector<unsigned> nodes, bool spills, schedule sched,
+                       page_kind page, std::string name) {
+    policy_meaning m;
+    m.act = act;
+    m.mode = mode;
+    m.nodes = std::move(nodes);
+    m.spills = spills;
+    m.sched = sched;
+    m.page = page;
+    m.name = std::move(name);
+    return m;
+}
+
 struct meaning_visitor {
     policy_meaning operator()(const first_touch& x) const {
-        return {policy_meaning::action::touch, 0, {}, false, x.sched, x.page,
-                with_args("first_touch", schedule_args(x.sched) + page_args(x.page))};
+        if (x.split_by_bandwidth) {
+            const std::string sched = schedule_args(x.sched), sched_tail = sched.empty() ? sched : "," + sched;
+            // Spills: a thread on a PU with one local node touches plainly, wherever that lands.
+            auto m = meaning(policy_meaning::action::write_planned, MPOL_BIND, {}, true, x.sched, x.page,
+                             with_args("first_touch", "tiers=by_bandwidth" + sched_tail + page_args(x.page)));
+            m.how = policy_meaning::plan::tiers;
+            return m;
+        }
+        return meaning(policy_meaning::action::touch, 0, {}, false, x.sched, x.page,
+                with_args("first_touch", schedule_args(x.sched) + page_args(x.page)));
     }
     policy_meaning operator()(const blocked& x) const {
-        return {policy_meaning::action::bind_units, MPOL_BIND, {}, false, x.sched, x.page,
-                with_args("blocked", schedule_args(x.sched) + page_args(x.page))};
+        return meaning(policy_meaning::action::bind_units, MPOL_BIND, {}, false, x.sched, x.page,
+                with_args("blocked", schedule_args(x.sched) + page_args(x.page)));
     }
     policy_meaning operator()(const interleave& x) const {
-        return {policy_meaning::action::kernel_policy, MPOL_INTERLEAVE, x.node_set, false, {}, x.page,
+        return meaning(policy_meaning::action::kernel_policy, MPOL_INTERLEAVE, x.node_set, false, {}, x.page,
                 with_args("interleave", (x.node_set.empty() ? std::string("all") : format_list(x.node_set)) +
-                                            page_args(x.page))};
+                                            page_args(x.page)));
     }
     policy_meaning operator()(const on_node& x) const {
-        return {policy_meaning::action::kernel_policy, MPOL_BIND, {x.node}, false, {}, x.page,
-                with_args("on_node", std::to_string(x.node) + page_args(x.page))};
+        return meaning(policy_meaning::action::kernel_policy, MPOL_BIND, {x.node}, false, {}, x.page,
+                with_args("on_node", std::to_string(x.node) + page_args(x.page)));
     }
     policy_meaning operator()(const preferred& x) const {
-        return {policy_meaning::action::kernel_policy, MPOL_PREFERRED, {x.node}, true, {}, x.page,
-                with_args("preferred", std::to_string(x.node) + page_args(x.page))};
+        return meaning(policy_meaning::action::kernel_policy, MPOL_PREFERRED, {x.node}, true, {}, x.page,
+                with_args("preferred", std::to_string(x.node) + page_args(x.page)));
+    }
+    policy_meaning operator()(const weighted_interleave& x) const {
+        const std::string nodes = x.node_set.empty() ? std::string("all") : format_list(x.node_set);
+        if (x.weight_set.empty() && !x.from_bandwidth)
+            return meaning(policy_meaning::action::kernel_policy, mpol_weighted_interleave, x.node_set, false, {}, x.page,
+                    with_args("weighted_interleave", nodes + page_args(x.page)));
+        std::string args;
+        if (x.from_bandwidth) {
+            args = nodes + ",by_bandwidth";
+        } else {
+            // "0:2,2:1": each node with its weight; a count mismatch still names every input.
+            const std::size_t n = std::max(x.node_set.size(), x.weight_set.size());
+            for (std::size_t i = 0; i < n; ++i)
+                args += std::string(i ? "," : "") + (i < x.node_set.size() ? std::to_string(x.node_set[i]) : "?") +
+                        ":" + (i < x.weight_set.size() ? std::to_string(x.weight_set[i]) : "?");
+            if (x.node_set.empty()) args = "all:" + format_list(x.weight_set);
+        }
+        auto m = meaning(policy_meaning::action::write_planned, MPOL_BIND, x.node_set, false, {}, x.page,
+                         with_args("weighted_interleave", args + page_args(x.page)));
+        m.how = policy_meaning::plan::weights;
+        m.weights = x.weight_set;
+        m.weights_by_bandwidth = x.from_bandwidth;
+        return m;
+    }
+    policy_meaning operator()(const fastest& x) const {
+        auto m = meaning(policy_meaning::action::write_planned, MPOL_PREFERRED, {}, true, x.sched, x.page,
+                         with_args("fastest", schedule_args(x.sched) + page_args(x.page)));
+        m.how = policy_meaning::plan::fastest;
+        return m;
     }
 };
 }  // namespace
 
 policy_meaning meaning_of(const policy& p) { return std::visit(meaning_visitor{}, p); }
 
+namespace {
+// A node the kernel lists without memory (MemTotal 0: CPUs only) can hold no page of a weighted
+// interleave; where meminfo cannot be read, the kernel decides.
+void check_has_memory(unsigned node, const std::string& what) {
+    if (node_meminfo(node, "MemTotal").value_or(1) == 0)
+        throw_error(errc::invalid_argument, what + ": node " + std::to_string(node) +
+                                                " has no memory (MemTotal 0) (valid: nodes with memory)");
+}
+
+void check_weights(const policy_meaning& m, const std::vector<unsigned>& nodes, const std::string& what) {
+    if (m.how != policy_meaning::plan::weights && m.mode != mpol_weighted_interleave) return;
+    for (std::size_t i = 0; i < nodes.size(); ++i) {
+        if (std::find(nodes.begin(), nodes.begin() + static_cast<std::ptrdiff_t>(i), nodes[i]) !=
+            nodes.begin() + static_cast<std::ptrdiff_t>(i))
+            throw_error(errc::invalid_argument, what + ": node " + std::to_string(nodes[i]) +
+                                                    " is named twice (valid: each node once)");
+        check_has_memory(nodes[i], what);
+    }
+    if (m.weights_by_bandwidth || m.mode == mpol_weighted_interleave) return;
+    if (m.weights.size() != nodes.size())
+        throw_error(errc::invalid_argument,
+                    what + ": " + std::to_string(m.weights.size()) + " weights for " + std::to_string(nodes.size()) +
+                        " nodes {" + format_list(nodes) + "} (valid: one weight per node" +
+                        (m.nodes.empty() ? std::string(", and no nodes means every allowed node") : std::string()) +
+                        ")");
+    for (std::size_t i = 0; i < nodes.size(); ++i)
+        if (m.weights[i] == 0 || m.weights[i] > max_interleave_weight)
+            throw_error(errc::invalid_argument, what + ": weight " + std::to_string(m.weights[i]) + " of node " +
+                                                    std::to_string(nodes[i]) + " is out of range (valid: 1 to " +
+                                                    std::to_string(max_interleave_weight) +
+                                                    ", the kernel's range of a weighted-interleave weight)");
+}
+}  // namespace
+
 std::vector<unsigned> policy_nodes(const policy_meaning& m, const std::string& what) {
     for (unsigned n : m.nodes) check_node(n, what);
-    return m.nodes.empty() || m.spills ? allowed_memory_nodes() : m.nodes;
+    auto nodes = m.nodes.empty() || m.spills ? allowed_memory_nodes() : m.nodes;
+    check_weights(m, m.nodes.empty() ? nodes : m.nodes, what);
+    return nodes;
 }
 
 }  // namespace detail

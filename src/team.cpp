@@ -6,6 +6,7 @@
 
 #include <ccnuma/detail/parallel.hpp>
 #include <ccnuma/detail/throw_error.hpp>
+#include <ccnuma/topology.hpp>
 
 #include <omp.h>
 
@@ -57,11 +58,13 @@ team_layout run_team(std::size_t elements, const schedule& s,
     team.elements = elements;
     team.chunk = s.chunk;
     team.node.assign(requested, -1);
+    team.cpu.assign(requested, -1);
     std::exception_ptr error;
     std::once_flag error_once;
     open_team(static_cast<int>(requested), [&] {
         const auto t = static_cast<unsigned>(omp_get_thread_num());
         team.node[t] = current_node();
+        team.cpu[t] = current_cpu();
         // Its barrier also publishes every thread's node before in_thread reads the layout.
 #pragma omp single
         team.threads = static_cast<unsigned>(omp_get_num_threads());
@@ -75,6 +78,25 @@ team_layout run_team(std::size_t elements, const schedule& s,
     });
     if (error) std::rethrow_exception(error);
     return team;
+}
+
+std::vector<unsigned> thread_local_nodes(const team_layout& team, unsigned t) {
+    const int cpu = t < team.cpu.size() ? team.cpu[t] : -1;
+    const int node = t < team.node.size() ? team.node[t] : -1;
+    if (cpu >= 0) {
+        try {
+            const auto& topo = topology::current();
+            // Another machine's snapshot (CCNUMA_TOPOLOGY) says nothing about this one's nodes.
+            if (topo.is_this_system()) {
+                const auto& pu = topo.pu(static_cast<unsigned>(cpu));
+                if (!pu.local_nodes.empty()) return pu.local_nodes;
+            }
+        } catch (const error&) {
+            // A CPU outside the snapshot (the affinity mask changed since it was taken): its node.
+        }
+    }
+    if (node >= 0) return {static_cast<unsigned>(node)};
+    return {};
 }
 
 std::size_t unit_owner_element(std::uintptr_t unit_start, std::size_t unit, std::uintptr_t begin, std::uintptr_t end,

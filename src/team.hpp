@@ -15,13 +15,15 @@
 
 namespace ccnuma::detail {
 
-/// A team and its partition, as data: `threads` threads, each on node[t] (-1 if unknown), and
+/// A team and its partition, as data: `threads` threads, each on cpu[t] of node[t] (-1 if
+/// unknown) when the team started, and
 /// `elements` elements dealt by schedule(static) (chunk 0) or schedule(static, chunk).
 struct team_layout {
     unsigned threads = 1;
     std::size_t elements = 0;
     std::size_t chunk = 0;
     std::vector<int> node;  // per thread, -1 if unknown
+    std::vector<int> cpu;   // per thread, -1 if unknown: the tier policies plan by its local nodes
 
     /// The thread that owns `element`.
     unsigned owner(std::size_t element) const noexcept;
@@ -30,7 +32,7 @@ struct team_layout {
 };
 
 /// Runs a parallel region of team_size(s) threads over `elements` for `operation` (which
-/// errors name). Each thread records the node it runs on, then calls in_thread(thread, layout).
+/// errors name). Each thread records the CPU and node it runs on, then calls in_thread(thread, layout).
 /// An exception thrown by in_thread is carried out of the region and rethrown. No thread is
 /// bound or moved. A team larger than max_team_threads() is refused with an error.
 team_layout run_team(std::size_t elements, const schedule& s,
@@ -41,6 +43,11 @@ team_layout run_team(std::size_t elements, const schedule& s,
 /// of the unit's part of [begin, end).
 std::size_t unit_owner_element(std::uintptr_t unit_start, std::size_t unit, std::uintptr_t begin, std::uintptr_t end,
                                std::size_t element_size, std::size_t elements);
+
+/// The nodes local to thread t of `team`, fastest first: the local_nodes of the PU it ran on
+/// (topology::pu(), where the snapshot is of this machine), else its node alone, else none.
+/// The tier policies plan by it and placement_report measures by it.
+std::vector<unsigned> thread_local_nodes(const team_layout& team, unsigned t);
 
 /// The owner-node of each placement unit of [ptr, ptr + bytes): units are aligned to `unit`
 /// absolute addresses; a unit belongs to the thread owning the element in its middle.

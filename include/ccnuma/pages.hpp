@@ -101,11 +101,20 @@ double locality(const void* ptr, std::size_t count, std::size_t element_size, sc
 struct placement_report {
     page_histogram pages;
     double locality = 1.0;
-    /// "locality 100.0%: node 0: 8192 pages (50.0%), node 1: 8192 pages (50.0%)".
+    /// Fraction of the pages on one of the owning thread's local nodes (pu_info::local_nodes:
+    /// its DRAM and the CPU-less memory near it). Equals locality where no node is CPU-less;
+    /// first_touch{}.tiers(by_bandwidth) keeps it at 1.0 while locality counts the far share out.
+    double near = 1.0;
+    /// Pages with a frame that are not on their owning thread's fastest local node: what
+    /// ccnuma::fastest spilled (and, for other policies, every page placed elsewhere).
+    std::size_t spilled = 0;
+    /// "locality 100.0%: node 0: 8192 pages (50.0%), node 1: 8192 pages (50.0%)"; on a tiered
+    /// machine (topology::is_tiered()) "locality 66.7%, near 100.0%, spilled 0 pages: ...".
     std::string to_string() const;
 };
 
-/// node_histogram() and locality() of `count` elements at `ptr`, from one page query.
+/// node_histogram(), locality(), near and spilled of `count` elements at `ptr`, from one page
+/// query and one team.
 placement_report report_placement(const void* ptr, std::size_t count, std::size_t element_size, schedule s = {});
 
 /// Why a page that migrate() was to move is not on its target node afterwards.

@@ -8,11 +8,17 @@
 ///     auto pol = ccnuma::blocked{}.pages(ccnuma::page_kind::huge);
 ///     // Spread over nodes 0 and 2, page by page (numactl --interleave=0,2):
 ///     auto il = ccnuma::interleave{}.nodes({0, 2});
+///     // Tiered memory: two pages on DRAM node 0 for each on CXL node 2, for this block only:
+///     auto wi = ccnuma::weighted_interleave{}.nodes({0, 2}).weights({2, 1});
+///     // Each thread's part split between its DRAM and its near far memory by bandwidth:
+///     auto ft = ccnuma::first_touch{}.tiers(ccnuma::by_bandwidth);
 ///
 /// The golden rule: a page is placed on the node of the thread that first writes it. Every
 /// policy here either does that first write with the right thread (first_touch) or tells the
 /// kernel where the pages must go before anyone writes them (blocked, interleave, on_node,
-/// preferred).
+/// preferred). The tier policies (weighted_interleave with weights, first_touch's tiers,
+/// fastest) do both: each page is written once, by the thread that owns it, under a memory
+/// policy naming the node planned for it.
 
 #include <ccnuma/schedule.hpp>
 
@@ -32,16 +38,37 @@ namespace ccnuma {
 /// huge-page units, so that no huge page is shared by two threads' chunks.
 enum class page_kind { base, huge };
 
+/// The tag that asks for weights or shares from the memory bandwidths of the topology
+/// (topology::access(), the firmware's HMAT): `.weights(ccnuma::by_bandwidth)`,
+/// `.tiers(ccnuma::by_bandwidth)`.
+struct by_bandwidth_t {
+    explicit constexpr by_bandwidth_t() = default;
+    friend bool operator==(by_bandwidth_t, by_bandwidth_t) = default;
+};
+inline constexpr by_bandwidth_t by_bandwidth{};
+
 /// The pages are first written, without changing their content, by a parallel team, each page
 /// by the thread that the static schedule over the *elements* gives it to, on the node that
 /// thread runs on. No thread is bound: bind the team first (ccnuma-run --bind, OMP_PLACES, or
 /// a region that calls bind_this_thread()) if its threads must run where a plan puts them.
+///
+/// `.tiers(by_bandwidth)` splits each thread's part (its units in address order) between the
+/// local nodes of the PU it runs on (pu_info::local_nodes: its DRAM, then the CPU-less memory
+/// near it) in proportion to their read bandwidth from that PU's node: the first share on the
+/// fastest node, the next on the second, so a memory-bound loop draws on both tiers while every
+/// page stays near its thread. A thread whose PU has one local node touches plainly. Where a PU
+/// has two or more local nodes and the firmware gives no bandwidth, allocation is
+/// errc::not_supported.
+///
+///     auto v = ccnuma::vector<double>(n, ccnuma::first_touch{}.tiers(ccnuma::by_bandwidth));
 struct first_touch {
     ccnuma::schedule sched{};
     ccnuma::page_kind page = page_kind::base;
+    bool split_by_bandwidth = false;
     first_touch& chunk(std::size_t elements) { sched.chunk = elements; return *this; }
     first_touch& threads(unsigned n) { sched.threads = n; return *this; }
     first_touch& pages(ccnuma::page_kind p) { page = p; return *this; }
+    first_touch& tiers(by_bandwidth_t) { split_by_bandwidth = true; return *this; }
     friend bool operator==(const first_touch&, const first_touch&) = default;
 };
 
@@ -89,8 +116,56 @@ struct preferred {
     friend bool operator==(const preferred&, const preferred&) = default;
 };
 
+/// Pages round-robin by weight over a set of nodes, for this allocation only, whatever the
+/// kernel's global weights: unit i of the allocation (a base or huge page, counted from its
+/// start) goes to the node whose slot holds i mod sum(weights), the first node taking w0
+/// consecutive units, then the next w1, as the kernel's weighted interleave does. Every unit is
+/// written once, under MPOL_BIND to its node, by the thread the static schedule gives it to.
+///
+///     ccnuma::weighted_interleave{}.nodes({0, 2}).weights({2, 1});   // 2 pages on 0, 1 on 2
+///     ccnuma::weighted_interleave{}.nodes({0, 2}).weights(ccnuma::by_bandwidth);
+///     ccnuma::weighted_interleave{}.nodes({0, 2});  // the kernel's weights (numactl -w)
+///
+/// Weights: one per node, each 1 to 255 (the kernel's range). `by_bandwidth` takes them from the
+/// read bandwidth of each node from the allocating team's nodes (docs/placement.md says how
+/// they are reduced to small integers). No weights: the kernel's own MPOL_WEIGHTED_INTERLEAVE
+/// (Linux 6.9) with its global weights, pages placed as they are first written.
+struct weighted_interleave {
+    std::vector<unsigned> node_set;    ///< empty: every allowed node
+    std::vector<unsigned> weight_set;  ///< one per node; empty (and !from_bandwidth): the kernel's
+    bool from_bandwidth = false;
+    ccnuma::page_kind page = page_kind::base;
+    weighted_interleave& nodes(std::vector<unsigned> n) { node_set = std::move(n); return *this; }
+    weighted_interleave& weights(std::vector<unsigned> w) {
+        weight_set = std::move(w);
+        from_bandwidth = false;
+        return *this;
+    }
+    weighted_interleave& weights(by_bandwidth_t) {
+        weight_set.clear();
+        from_bandwidth = true;
+        return *this;
+    }
+    weighted_interleave& pages(ccnuma::page_kind p) { page = p; return *this; }
+    friend bool operator==(const weighted_interleave&, const weighted_interleave&) = default;
+};
+
+/// Each thread's part on the highest-bandwidth local node of the PU it runs on, spilling to its
+/// next local node by bandwidth when that one has no free memory, then to any allowed node by
+/// distance. The plan is made before anything is written, from each node's free memory now
+/// (less a margin, docs/placement.md); each run is written by its owner under MPOL_PREFERRED, so
+/// a wrong estimate falls back instead of failing. placement().spilled says how much spilled.
+struct fastest {
+    ccnuma::schedule sched{};
+    ccnuma::page_kind page = page_kind::base;
+    fastest& chunk(std::size_t elements) { sched.chunk = elements; return *this; }
+    fastest& threads(unsigned n) { sched.threads = n; return *this; }
+    fastest& pages(ccnuma::page_kind p) { page = p; return *this; }
+    friend bool operator==(const fastest&, const fastest&) = default;
+};
+
 /// Any of the policies, for interfaces that take one at run time.
-using policy = std::variant<first_touch, blocked, interleave, on_node, preferred>;
+using policy = std::variant<first_touch, blocked, interleave, on_node, preferred, weighted_interleave, fastest>;
 
 /// The types that place memory: each policy above, a type derived from one (to fix its
 /// settings), or the variant of them. Templates that take a policy (allocator) check it with
@@ -99,8 +174,10 @@ using policy = std::variant<first_touch, blocked, interleave, on_node, preferred
 template <class P>
 concept placement_policy = std::is_convertible_v<const P&, policy>;
 
-/// "first_touch", "blocked(chunk=4)", "interleave(0,2)", "on_node(1)", "preferred(0)", with
-/// ",huge" for huge pages.
+/// "first_touch", "blocked(chunk=4)", "interleave(0,2)", "on_node(1)", "preferred(0)",
+/// "weighted_interleave(0:2,2:1)", "weighted_interleave(0,2,by_bandwidth)",
+/// "weighted_interleave(0,2)" (the kernel's weights), "first_touch(tiers=by_bandwidth)",
+/// "fastest", with ",huge" for huge pages.
 std::string to_string(const policy& p);
 
 /// The page size a policy asks for.
@@ -110,9 +187,10 @@ ccnuma::page_kind page_kind_of(const policy& p) noexcept;
 /// to `alignment` (at most the page size). Blocks of at least one page are mmap'ed and
 /// page-aligned (huge-page-aligned for page_kind::huge); smaller ones come from the heap, where placement
 /// cannot be controlled. A zero size gives a unique non-null pointer.
-/// Throws std::bad_alloc when the memory does not exist (more than the allowed nodes, or the
-/// policy's nodes, have) or mmap fails, and ccnuma::error for a node that does not exist or is
-/// not allowed. Nothing is leaked on either path.
+/// Throws ccnuma::error (errc::infeasible) when the memory does not exist: more than the
+/// policy's nodes hold (every allowed node for the policies that spill), refused before anything
+/// is mapped or written; std::bad_alloc when mmap fails; ccnuma::error for a node that does not
+/// exist, is not allowed or has no memory, and for bad weights. Nothing is leaked on any path.
 void* allocate(std::size_t bytes, const policy& p, std::size_t element_size = 1,
                std::size_t alignment = alignof(std::max_align_t));
 

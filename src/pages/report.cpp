@@ -80,15 +80,41 @@ page_histogram node_histogram(const void* ptr, std::size_t bytes) {
 }
 
 namespace {
+// The page measures against the owners that `s` gives the pages to, from one team.
+struct owner_measures {
+    double locality = 1.0, near = 1.0;
+    std::size_t spilled = 0;
+};
+
+owner_measures measure_owners(const std::vector<int>& nodes, const void* ptr, std::size_t count,
+                              std::size_t element_size, schedule s) {
+    owner_measures r;
+    if (nodes.empty()) return r;
+    const auto team = detail::run_team(count, s, {}, "locality of " + std::to_string(count) + " elements");
+    std::vector<std::vector<unsigned>> local(team.threads);
+    for (unsigned t = 0; t < team.threads; ++t) local[t] = detail::thread_local_nodes(team, t);
+    const std::size_t page = detail::page_bytes();
+    const auto begin = reinterpret_cast<std::uintptr_t>(ptr);
+    const auto end = begin + count * element_size;
+    std::size_t on_own = 0, on_near = 0;
+    std::uintptr_t u = begin / page * page;
+    for (std::size_t i = 0; i < nodes.size(); ++i, u += page) {
+        if (nodes[i] < 0) continue;
+        const unsigned t = team.owner(detail::unit_owner_element(u, page, begin, end, element_size, team.elements));
+        const auto n = static_cast<unsigned>(nodes[i]);
+        if (nodes[i] == team.node[t]) ++on_own;
+        const auto& l = local[t];
+        if (std::find(l.begin(), l.end(), n) != l.end()) ++on_near;
+        if (l.empty() || l.front() != n) ++r.spilled;
+    }
+    r.locality = static_cast<double>(on_own) / static_cast<double>(nodes.size());
+    r.near = static_cast<double>(on_near) / static_cast<double>(nodes.size());
+    return r;
+}
+
 double locality_of(const std::vector<int>& nodes, const void* ptr, std::size_t count, std::size_t element_size,
                    schedule s) {
-    if (nodes.empty()) return 1.0;
-    const auto team = detail::run_team(count, s, {}, "locality of " + std::to_string(count) + " elements");
-    const auto expected = detail::unit_nodes(team, ptr, count * element_size, element_size, detail::page_bytes());
-    std::size_t local = 0;
-    for (std::size_t i = 0; i < nodes.size(); ++i)
-        if (nodes[i] >= 0 && nodes[i] == expected[i]) ++local;
-    return static_cast<double>(local) / static_cast<double>(nodes.size());
+    return measure_owners(nodes, ptr, count, element_size, s).locality;
 }
 }  // namespace
 
@@ -114,8 +140,19 @@ double locality(const void* ptr, std::size_t count, std::size_t element_size, sc
 }
 
 std::string placement_report::to_string() const {
-    char head[48];
-    std::snprintf(head, sizeof head, "locality %.1f%%: ", 100.0 * locality);
+    char head[96];
+    // near and spilled only where tiers make them differ from locality: the outputs of untiered
+    // machines stay as they were.
+    bool tiered = false;
+    try {
+        tiered = topology::current().is_tiered();
+    } catch (const error&) {
+    }
+    if (tiered)
+        std::snprintf(head, sizeof head, "locality %.1f%%, near %.1f%%, spilled %zu pages: ", 100.0 * locality,
+                      100.0 * near, spilled);
+    else
+        std::snprintf(head, sizeof head, "locality %.1f%%: ", 100.0 * locality);
     return head + pages.to_string();
 }
 
@@ -136,7 +173,10 @@ placement_report report_placement(const void* ptr, std::size_t count, std::size_
         nodes = page_nodes(ptr, bytes);
         r.pages = node_histogram(nodes);
     }
-    r.locality = locality_of(nodes, ptr, count, element_size, s);
+    const auto m = measure_owners(nodes, ptr, count, element_size, s);
+    r.locality = m.locality;
+    r.near = m.near;
+    r.spilled = m.spilled;
     return r;
 }
 

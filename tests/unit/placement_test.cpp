@@ -4,6 +4,7 @@
 #include <ccnuma/binding.hpp>
 #include <ccnuma/detail/parallel.hpp>
 #include <ccnuma/error.hpp>
+#include <ccnuma/memory_policy.hpp>
 #include <ccnuma/pages.hpp>
 #include <ccnuma/placement.hpp>
 #include <ccnuma/topology.hpp>
@@ -43,6 +44,27 @@ TEST(Policy, NamesItselfForMessages) {
     EXPECT_NE(ccnuma::interleave{}.nodes({1}), ccnuma::interleave{}.nodes({0}));
 }
 
+TEST(Issue26, TierPoliciesNameThemselves) {
+    EXPECT_EQ(ccnuma::to_string(ccnuma::weighted_interleave{}.nodes({0, 2}).weights({2, 1})), "weighted_interleave(0:2,2:1)");
+    EXPECT_EQ(ccnuma::to_string(ccnuma::weighted_interleave{}.nodes({0, 2}).weights(ccnuma::by_bandwidth)),
+              "weighted_interleave(0,2,by_bandwidth)");
+    EXPECT_EQ(ccnuma::to_string(ccnuma::weighted_interleave{}.nodes({0, 2})), "weighted_interleave(0,2)");
+    EXPECT_EQ(ccnuma::to_string(ccnuma::weighted_interleave{}), "weighted_interleave(all)");
+    EXPECT_EQ(ccnuma::to_string(ccnuma::weighted_interleave{}.nodes({0}).weights({3}).pages(ccnuma::page_kind::huge)),
+              "weighted_interleave(0:3,huge)");
+    // A count mismatch still shows every input, so its error names what was given.
+    EXPECT_EQ(ccnuma::to_string(ccnuma::weighted_interleave{}.nodes({0, 2}).weights({2})), "weighted_interleave(0:2,2:?)");
+    EXPECT_EQ(ccnuma::to_string(ccnuma::first_touch{}.tiers(ccnuma::by_bandwidth)), "first_touch(tiers=by_bandwidth)");
+    EXPECT_EQ(ccnuma::to_string(ccnuma::first_touch{}.tiers(ccnuma::by_bandwidth).chunk(4).pages(ccnuma::page_kind::huge)),
+              "first_touch(tiers=by_bandwidth,chunk=4,huge)");
+    EXPECT_EQ(ccnuma::to_string(ccnuma::fastest{}), "fastest");
+    EXPECT_EQ(ccnuma::to_string(ccnuma::fastest{}.threads(2)), "fastest(threads=2)");
+    EXPECT_EQ(ccnuma::page_kind_of(ccnuma::fastest{}.pages(ccnuma::page_kind::huge)), ccnuma::page_kind::huge);
+    // The last setter of the weights decides.
+    EXPECT_EQ(ccnuma::weighted_interleave{}.weights(ccnuma::by_bandwidth).weights({1}), ccnuma::weighted_interleave{}.weights({1}));
+    EXPECT_NE(ccnuma::first_touch{}.tiers(ccnuma::by_bandwidth), ccnuma::first_touch{});
+}
+
 TEST(Allocate, EveryPolicyAndSizeGivesUsableAlignedMemory) {
     const ccnuma::policy policies[] = {ccnuma::first_touch{}, ccnuma::blocked{}, ccnuma::interleave{}, ccnuma::on_node(0),
                                        ccnuma::preferred(0), ccnuma::first_touch{}.pages(ccnuma::page_kind::huge)};
@@ -79,10 +101,28 @@ TEST(Allocate, FirstTouchKeepsContentOfPlacedMemory) {
     ccnuma::deallocate(p, bytes, ccnuma::on_node(0));
 }
 
-TEST(Allocate, TooLargeForTheMachineIsBadAllocAndLeaksNothing) {
-    EXPECT_THROW(ccnuma::allocate(std::size_t{1} << 50, ccnuma::first_touch{}), std::bad_alloc);
-    EXPECT_THROW(ccnuma::allocate(std::size_t{1} << 50, ccnuma::interleave{}), std::bad_alloc);
-    EXPECT_THROW(ccnuma::allocate(~std::size_t{0} - 100, ccnuma::blocked{}.pages(ccnuma::page_kind::huge)), std::bad_alloc);
+// Issue 26: more than the nodes hold is ccnuma::error (infeasible), refused before anything is
+// mapped; every case here is beyond node 0's MemTotal, which the kernel of this host tells.
+TEST(Allocate, TooLargeForTheMachineIsInfeasibleAndLeaksNothing) {
+    auto expect_infeasible = [](std::size_t bytes, const ccnuma::policy& pol) {
+        SCOPED_TRACE(ccnuma::to_string(pol));
+        try {
+            ccnuma::allocate(bytes, pol);
+            ADD_FAILURE() << "accepted";
+        } catch (const ccnuma::error& e) {
+            EXPECT_EQ(e.code(), ccnuma::make_error_code(ccnuma::errc::infeasible));
+            const std::string m = e.what();
+            EXPECT_EQ(m.rfind("ccnuma: placement " + ccnuma::to_string(pol) + " of ", 0), 0u) << m;
+            EXPECT_NE(m.find(": more memory than the policy's nodes hold (node 0: "), std::string::npos) << m;
+            EXPECT_NE(m.find("; valid: at most "), std::string::npos) << m;
+        }
+    };
+    expect_infeasible(std::size_t{1} << 50, ccnuma::first_touch{});
+    expect_infeasible(std::size_t{1} << 50, ccnuma::interleave{});
+    expect_infeasible(~std::size_t{0} - 100, ccnuma::blocked{}.pages(ccnuma::page_kind::huge));
+    expect_infeasible(std::size_t{1} << 50, ccnuma::weighted_interleave{}.nodes({0}).weights({1}));
+    expect_infeasible(std::size_t{1} << 50, ccnuma::first_touch{}.tiers(ccnuma::by_bandwidth));
+    expect_infeasible(std::size_t{1} << 50, ccnuma::fastest{});
 }
 
 TEST(Allocate, NodesOutsideTheAllowedSetAreNamed) {
@@ -336,6 +376,100 @@ TEST(Issue16Environment, UnderCcnumaTopologyPlacementNamesThisKernelsNodes) {
         EXPECT_NE(std::string(e.what()).find("describes another machine, but pages are placed on this one"),
                   std::string::npos)
             << e.what();
+    }
+}
+
+// Issue 26: bad weights and nodes name the policy, the input and what is valid, before anything
+// is mapped.
+TEST(Issue26, BadWeightsAndNodesAreErrorsNamingTheRange) {
+    struct bad {
+        ccnuma::weighted_interleave pol;
+        std::string says;
+    };
+    const bad cases[] = {
+        {ccnuma::weighted_interleave{}.nodes({0}).weights({0}),
+         ": weight 0 of node 0 is out of range (valid: 1 to 255, the kernel's range of a weighted-interleave weight)"},
+        {ccnuma::weighted_interleave{}.nodes({0}).weights({256}), ": weight 256 of node 0 is out of range (valid: 1 to 255"},
+        {ccnuma::weighted_interleave{}.nodes({0}).weights({~0u}), ": weight 4294967295 of node 0 is out of range"},
+        {ccnuma::weighted_interleave{}.nodes({0}).weights({1, 2}), ": 2 weights for 1 nodes {0} (valid: one weight per node)"},
+        {ccnuma::weighted_interleave{}.weights({1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1}),
+         " nodes {0} (valid: one weight per node, and no nodes means every allowed node)"},
+        {ccnuma::weighted_interleave{}.nodes({0, 0}).weights({1, 1}), ": node 0 is named twice (valid: each node once)"},
+        {ccnuma::weighted_interleave{}.nodes({0, 7}).weights({1, 1}), ": node 7 is not in the allowed set {0}"},
+        {ccnuma::weighted_interleave{}.nodes({7}).weights(ccnuma::by_bandwidth), ": node 7 is not in the allowed set {0}"},
+        {ccnuma::weighted_interleave{}.nodes({7}), ": node 7 is not in the allowed set {0}"},
+    };
+    for (const auto& c : cases) {
+        SCOPED_TRACE(ccnuma::to_string(c.pol));
+        for (std::size_t bytes : {std::size_t{100}, std::size_t{1} << 20}) {
+            try {
+                void* p = ccnuma::allocate(bytes, c.pol);
+                ccnuma::deallocate(p, bytes, c.pol);
+                ADD_FAILURE() << "accepted";
+            } catch (const ccnuma::error& e) {
+                EXPECT_EQ(e.code(), ccnuma::make_error_code(ccnuma::errc::invalid_argument));
+                const std::string m = e.what();
+                EXPECT_EQ(m.rfind("ccnuma: placement " + ccnuma::to_string(c.pol) + " of ", 0), 0u) << m;
+                EXPECT_NE(m.find(c.says), std::string::npos) << m;
+            }
+        }
+    }
+}
+
+// On one node every tier policy places every page there, written by allocate: weighted
+// interleave over {0} (explicit, by bandwidth from a one-node team, the kernel's), tiers on PUs
+// with one local node (plain first touch), fastest within node 0's free memory.
+TEST(Issue26, TierPoliciesPlaceEveryPageOnTheOneNode) {
+    const ccnuma::policy policies[] = {
+        ccnuma::weighted_interleave{}.nodes({0}).weights({3}),
+        ccnuma::weighted_interleave{}.weights({2}),
+        ccnuma::weighted_interleave{}.nodes({0}).weights(ccnuma::by_bandwidth),
+        ccnuma::weighted_interleave{}.nodes({0}),
+        ccnuma::weighted_interleave{}.nodes({0}).weights({1}).pages(ccnuma::page_kind::huge),
+        ccnuma::first_touch{}.tiers(ccnuma::by_bandwidth),
+        ccnuma::first_touch{}.tiers(ccnuma::by_bandwidth).chunk(1000).threads(3),
+        ccnuma::fastest{},
+        ccnuma::fastest{}.threads(2).pages(ccnuma::page_kind::huge),
+    };
+    const std::size_t bytes = (std::size_t{4} << 20) + 3 * page + 8;
+    for (const auto& pol : policies) {
+        SCOPED_TRACE(ccnuma::to_string(pol));
+        auto* p = static_cast<double*>(ccnuma::allocate(bytes, pol, sizeof(double)));
+        const auto nodes = ccnuma::page_nodes(p, bytes);
+        const bool kernel_weights = ccnuma::to_string(pol) == "weighted_interleave(0)";
+        for (std::size_t i = 0; i < nodes.size(); ++i)
+            ASSERT_EQ(nodes[i], kernel_weights ? ccnuma::page_not_present : 0) << "page " << i;
+        if (kernel_weights) {
+            // The kernel's own policy places as pages are first written.
+            std::memset(p, 1, bytes);
+            for (int n : ccnuma::page_nodes(p, bytes)) ASSERT_EQ(n, 0);
+        }
+        const auto r = ccnuma::report_placement(p, bytes / sizeof(double), sizeof(double));
+        EXPECT_EQ(r.near, 1.0);
+        EXPECT_EQ(r.spilled, 0u);
+        ccnuma::deallocate(p, bytes, pol);
+        // place() writes untouched pages of memory it did not map.
+        void* q = ::mmap(nullptr, 8 * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        ASSERT_NE(q, MAP_FAILED);
+        ccnuma::place(q, 8 * page, pol, sizeof(double));
+        if (!kernel_weights) {
+            for (int n : ccnuma::page_nodes(q, 8 * page)) EXPECT_EQ(n, 0);
+        }
+        ::munmap(q, 8 * page);
+    }
+}
+
+// The team's threads get their memory policy back: an allocation leaves no MPOL_BIND behind.
+TEST(Issue26, TierPoliciesLeaveTheThreadsPolicyAsItWas) {
+    const std::size_t bytes = 1 << 20;
+    for (const ccnuma::policy& pol : {ccnuma::policy(ccnuma::weighted_interleave{}.nodes({0}).weights({2})),
+                                      ccnuma::policy(ccnuma::fastest{})}) {
+        void* p = ccnuma::allocate(bytes, pol);
+        ccnuma::deallocate(p, bytes, pol);
+        std::vector<ccnuma::memory_policy> seen(static_cast<std::size_t>(omp_get_max_threads()));
+#pragma omp parallel
+        seen[static_cast<std::size_t>(omp_get_thread_num())] = ccnuma::current_memory_policy();
+        for (const auto& m : seen) EXPECT_EQ(m, ccnuma::memory_policy::local()) << ccnuma::to_string(pol);
     }
 }
 
