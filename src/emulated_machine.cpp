@@ -1,8 +1,10 @@
 #include <ccnuma/detail/throw_error.hpp>
 #include <ccnuma/emulated_machine.hpp>
 
+#include <algorithm>
 #include <cctype>
 #include <charconv>
+#include <cmath>
 #include <fstream>
 #include <limits>
 #include <sstream>
@@ -36,6 +38,19 @@ unsigned field_number(std::string_view key, std::string_view value, std::string_
                                                         " is not a whole number");
     return v;
 }
+
+// Ratios are written with the fewest digits that read back to the same double, so that
+// to_string() and parse() round-trip exactly.
+std::string format_ratio(double v) {
+    char buf[64];
+    const auto [p, ec] = std::to_chars(buf, buf + sizeof buf, v);
+    return ec == std::errc{} ? std::string(buf, p) : std::to_string(v);
+}
+
+// The ratio limits: 1% of DRAM's bandwidth is still a whole number of MiB/s in the HMAT from a
+// far socket; 10x DRAM's latency is beyond any far memory in use (CXL is 2-3x) and keeps each
+// derived distance within the SLIT's 254.
+constexpr double min_bandwidth = 0.01, max_latency = 10;
 
 }  // namespace
 
@@ -107,9 +122,75 @@ std::vector<std::vector<unsigned>> emulated_machine::parse_distances(std::string
     return rows;
 }
 
+memory_node emulated_machine::parse_memory_node(std::string_view text) {
+    const std::string expected = " (expected SIZE[,near=SOCKET][,bandwidth=RATIO][,latency=RATIO], e.g. "
+                                 "512M,near=0,bandwidth=0.5,latency=2)";
+    auto fail = [&](std::size_t at, const std::string& why) {
+        detail::throw_error(errc::invalid_argument, "bad memory node " + detail::quote(text) + ": " + why +
+                                                        " at position " + std::to_string(at) + expected);
+    };
+    memory_node m;
+    std::size_t pos = 0;
+    bool first = true;
+    while (true) {
+        std::size_t end = text.find(',', pos);
+        if (end == std::string_view::npos) end = text.size();
+        const std::string_view field = text.substr(pos, end - pos);
+        if (first) {
+            if (field.find('=') != std::string_view::npos) fail(pos, "the size comes first, found " + detail::quote(field));
+            m.size = parse_size(field, "memory node size");
+            first = false;
+        } else {
+            const auto eq = field.find('=');
+            if (eq == std::string_view::npos) fail(pos, detail::quote(field) + " is not key=value");
+            const std::string_view key = field.substr(0, eq), value = field.substr(eq + 1);
+            if (key == "near") {
+                if (!parse_unsigned(value, m.near)) fail(pos + eq + 1, "near=" + detail::quote(value) + " is not a socket number");
+            } else if (key == "bandwidth" || key == "latency") {
+                double v = 0;
+                const auto* last = value.data() + value.size();
+                const auto [p, ec] = std::from_chars(value.data(), last, v);
+                // from_chars reads "nan" and "inf"; validate() refuses both by range.
+                if (value.empty() || ec != std::errc{} || p != last)
+                    fail(pos + eq + 1, std::string(key) + "=" + detail::quote(value) + " is not a number");
+                (key == "bandwidth" ? m.bandwidth : m.latency) = v;
+            } else {
+                fail(pos, "unknown key " + detail::quote(key));
+            }
+        }
+        if (end == text.size()) break;
+        pos = end + 1;
+    }
+    return m;
+}
+
+std::vector<std::vector<unsigned>> emulated_machine::distance_matrix() const {
+    if (!distances.empty() || memory_nodes.empty()) return distances;
+    const unsigned all = all_nodes();
+    // Per node: the CPU node it is reached through, and its latency ratio.
+    std::vector<unsigned> through(all);
+    std::vector<double> ratio(all, 1.0);
+    for (unsigned n = 0; n < nodes; ++n) through[n] = n;
+    for (unsigned k = 0; k < memory_nodes.size(); ++k) {
+        through[nodes + k] = first_node_of_socket(memory_nodes[k].near);
+        ratio[nodes + k] = memory_nodes[k].latency;
+    }
+    std::vector<std::vector<unsigned>> d(all, std::vector<unsigned>(all, 10));
+    for (unsigned i = 0; i < all; ++i)
+        for (unsigned j = 0; j < all; ++j) {
+            if (i == j) continue;
+            const double base = through[i] == through[j] ? 10 : 20;
+            d[i][j] = std::max(11u, static_cast<unsigned>(std::lround(base * std::max(ratio[i], ratio[j]))));
+        }
+    return d;
+}
+
 void emulated_machine::validate() const {
     auto n = [](auto v) { return std::to_string(v); };
     if (nodes == 0 || nodes > max_nodes) bad_shape("nodes", n(nodes), "1.." + n(max_nodes));
+    if (all_nodes() > max_nodes)
+        bad_shape("node count", n(all_nodes()) + " (" + n(nodes) + " nodes and " + n(memory_nodes.size()) + " memory nodes)",
+                  "at most " + n(max_nodes) + " in all");
     if (cores_per_node == 0) bad_shape("cores-per-node", "0", "at least 1");
     if (threads_per_core == 0 || threads_per_core > 8) bad_shape("threads-per-core", n(threads_per_core), "1..8");
     const std::uint64_t cpus = std::uint64_t{nodes} * cores_per_node * threads_per_core;
@@ -135,13 +216,34 @@ void emulated_machine::validate() const {
     if (mem_per_node > max_total_memory / nodes)
         bad_shape("memory", n(nodes) + " nodes x " + format_size(mem_per_node),
                   "at most " + format_size(max_total_memory) + " in all, the emulated CPU's 40 physical address bits");
+    std::uint64_t left = max_total_memory - mem_per_node * nodes;
+    for (std::size_t k = 0; k < memory_nodes.size(); ++k) {
+        const memory_node& m = memory_nodes[k];
+        const std::string which = "memory node " + n(nodes + k) + " ";
+        if (m.size < 64 * mib || m.size % (2 * mib) != 0)
+            bad_shape(which + "size", format_size(m.size), "at least 64M, in whole multiples of 2M");
+        if (m.size > left)
+            bad_shape(which + "size", format_size(m.size),
+                      "at most " + format_size(max_total_memory) + " of memory in all, the emulated CPU's 40 physical address bits");
+        left -= m.size;
+        if (m.near >= effective_sockets())
+            bad_shape(which + "near socket", n(m.near), "a socket of 0.." + n(effective_sockets() - 1));
+        // Written so that NaN fails too.
+        if (!(m.bandwidth >= min_bandwidth && m.bandwidth <= 1))
+            bad_shape(which + "bandwidth", format_ratio(m.bandwidth), "a fraction of local DRAM's in [0.01, 1], e.g. 0.5");
+        if (!(m.latency >= 1 && m.latency <= max_latency))
+            bad_shape(which + "latency", format_ratio(m.latency), "a multiple of local DRAM's in [1, 10], e.g. 2");
+    }
+    const unsigned all = all_nodes();
     if (!distances.empty()) {
-        if (distances.size() != nodes)
-            bad_shape("distance matrix with", n(distances.size()) + " rows", n(nodes) + " rows, one per node");
-        for (std::size_t i = 0; i < nodes; ++i) {
-            if (distances[i].size() != nodes)
-                bad_shape("distance row " + n(i) + " with", n(distances[i].size()) + " entries", n(nodes) + " entries");
-            for (std::size_t j = 0; j < nodes; ++j) {
+        const std::string rows = memory_nodes.empty() ? n(all) : n(all) + " (" + n(nodes) + " nodes and " +
+                                                                     n(memory_nodes.size()) + " memory nodes)";
+        if (distances.size() != all)
+            bad_shape("distance matrix with", n(distances.size()) + " rows", rows + " rows, one per node");
+        for (std::size_t i = 0; i < all; ++i) {
+            if (distances[i].size() != all)
+                bad_shape("distance row " + n(i) + " with", n(distances[i].size()) + " entries", rows + " entries");
+            for (std::size_t j = 0; j < all; ++j) {
                 const unsigned d = distances[i][j];
                 if (i == j && d != 10) bad_shape("distance " + n(i) + "->" + n(j), n(d), "10 for a node to itself");
                 if (i != j && (d <= 10 || d >= 255))
@@ -158,6 +260,9 @@ std::string emulated_machine::to_string() const {
                     " cores-per-node=" + std::to_string(cores_per_node) +
                     " threads-per-core=" + std::to_string(threads_per_core) + " mem-per-node=" +
                     format_size(mem_per_node) + " thp=" + thp + " numa-balancing=" + std::to_string(numa_balancing);
+    for (const auto& m : memory_nodes)
+        s += " memory-node=" + format_size(m.size) + ",near=" + std::to_string(m.near) +
+             ",bandwidth=" + format_ratio(m.bandwidth) + ",latency=" + format_ratio(m.latency);
     if (!distances.empty()) {
         s += " distances=";
         for (std::size_t i = 0; i < distances.size(); ++i) {
@@ -193,12 +298,13 @@ emulated_machine emulated_machine::parse(std::string_view text) {
         else if (key == "thp") m.thp = std::string(value);
         else if (key == "numa-balancing") m.numa_balancing = field_number(key, value, text);
         else if (key == "distances") m.distances = parse_distances(value);
+        else if (key == "memory-node") m.memory_nodes.push_back(parse_memory_node(value));
         else
             detail::throw_error(errc::invalid_argument,
                                 "emulated machine " + detail::quote(text) + ": unknown key " + detail::quote(key) +
                                     " at position " + std::to_string(pos) +
                                     " (expected nodes, sockets, cores-per-node, threads-per-core, mem-per-node, "
-                                    "thp, numa-balancing, distances)");
+                                    "thp, numa-balancing, memory-node, distances)");
         pos = end;
     }
     m.validate();
@@ -207,7 +313,8 @@ emulated_machine emulated_machine::parse(std::string_view text) {
 
 bool operator==(const emulated_machine& a, const emulated_machine& b) noexcept {
     return a.nodes == b.nodes && a.effective_sockets() == b.effective_sockets() && a.cores_per_node == b.cores_per_node &&
-           a.threads_per_core == b.threads_per_core && a.mem_per_node == b.mem_per_node && a.distances == b.distances &&
+           a.threads_per_core == b.threads_per_core && a.mem_per_node == b.mem_per_node && a.memory_nodes == b.memory_nodes &&
+           a.distances == b.distances &&
            a.thp == b.thp && a.numa_balancing == b.numa_balancing;
 }
 

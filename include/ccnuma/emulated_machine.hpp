@@ -20,6 +20,24 @@
 
 namespace ccnuma {
 
+/// Memory without CPUs (a CXL expander, HBM, far DRAM): a NUMA node of its own, attached near a
+/// socket, whose bandwidth and latency are ratios of the local DRAM's. ccnuma-vm describes it to
+/// the guest in the ACPI HMAT and SLIT, so the guest kernel tiers it.
+///
+///     ccnuma::emulated_machine m;
+///     m.memory_nodes.push_back(ccnuma::emulated_machine::parse_memory_node("512M,near=1,bandwidth=0.5"));
+struct memory_node {
+    std::uint64_t size = std::uint64_t{512} << 20;
+    /// The socket it is attached to; the first CPU node of that socket is its initiator.
+    unsigned near = 0;
+    /// Bandwidth from the near socket as a fraction of local DRAM's, in [0.01, 1].
+    double bandwidth = 0.5;
+    /// Latency from the near socket as a multiple of local DRAM's, in [1, 10].
+    double latency = 2;
+
+    friend bool operator==(const memory_node&, const memory_node&) = default;
+};
+
 struct emulated_machine {
     /// NUMA nodes; node n owns CPUs [n*cpus_per_node(), (n+1)*cpus_per_node()).
     unsigned nodes = 2;
@@ -29,8 +47,10 @@ struct emulated_machine {
     unsigned cores_per_node = 2;
     unsigned threads_per_core = 1;
     std::uint64_t mem_per_node = std::uint64_t{512} << 20;
-    /// SLIT distances, nodes x nodes, 10 on the diagonal; empty means QEMU's default (10 local,
-    /// 20 remote).
+    /// CPU-less nodes, numbered nodes, nodes+1, ... in this order.
+    std::vector<memory_node> memory_nodes;
+    /// SLIT distances, all_nodes() x all_nodes(), 10 on the diagonal; empty means 10 local and 20
+    /// remote between CPU nodes (see distance_matrix() for the memory nodes').
     std::vector<std::vector<unsigned>> distances;
     /// Transparent huge pages in the guest: "always", "madvise" or "never".
     std::string thp = "madvise";
@@ -41,17 +61,37 @@ struct emulated_machine {
     unsigned effective_sockets() const noexcept { return sockets == 0 ? nodes : sockets; }
     unsigned cpus_per_node() const noexcept { return cores_per_node * threads_per_core; }
     unsigned total_cpus() const noexcept { return nodes * cpus_per_node(); }
-    std::uint64_t total_memory() const noexcept { return mem_per_node * nodes; }
-
+    /// CPU nodes and memory nodes.
+    unsigned all_nodes() const noexcept { return nodes + static_cast<unsigned>(memory_nodes.size()); }
+    std::uint64_t total_memory() const noexcept {
+        std::uint64_t total = mem_per_node * nodes;
+        for (const auto& m : memory_nodes) total += m.size;
+        return total;
+    }
+    /// The CPU node that is the initiator of memory attached near `socket`: the socket's first
+    /// node when it holds several (sub-NUMA clusters), the node it belongs to when a node spans
+    /// several sockets.
+    unsigned first_node_of_socket(unsigned socket) const noexcept {
+        const unsigned s = effective_sockets();
+        return s >= nodes ? socket / (s / nodes) : socket * (nodes / s);
+    }
+    /// The SLIT the guest sees, all_nodes() x all_nodes(): `distances` when given; else, with
+    /// memory nodes, 10 local and 20 remote between CPU nodes, and a memory node as far from
+    /// each node as its initiator is, times its latency ratio (the larger ratio of the two for
+    /// two memory nodes), rounded, at least 11; empty when neither is given (QEMU's default).
+    std::vector<std::vector<unsigned>> distance_matrix() const;
     /// Throws ccnuma::error (errc::invalid_argument) naming the field, its value and the valid
-    /// range when the machine cannot be built: 0 nodes, cores or threads; more than 64 nodes or
-    /// 255 CPUs; sockets that do not divide evenly; less than 64 MiB or an odd number of MiB per
-    /// node; a distance matrix of the wrong size, off-diagonal entries outside 11..254 or a
-    /// diagonal other than 10; an unknown THP mode.
+    /// range when the machine cannot be built: 0 nodes, cores or threads; more than 64 nodes
+    /// (memory nodes included) or 255 CPUs; sockets that do not divide evenly; less than 64 MiB
+    /// or an odd number of MiB per node or memory node; a memory node near a socket that does not
+    /// exist, or with a bandwidth ratio outside [0.01, 1] or a latency ratio outside [1, 10]; a
+    /// distance matrix of the wrong size, off-diagonal entries outside 11..254 or a diagonal
+    /// other than 10; an unknown THP mode.
     void validate() const;
 
     /// "nodes=2 sockets=2 cores-per-node=2 threads-per-core=1 mem-per-node=512M thp=madvise
-    /// numa-balancing=0" plus " distances=10,20;20,10" when distances are given.
+    /// numa-balancing=0", plus " memory-node=512M,near=0,bandwidth=0.5,latency=2" for each memory
+    /// node and " distances=10,20;20,10" when distances are given.
     std::string to_string() const;
 
     /// Parses the to_string() format (keys in any order, missing keys keep their defaults) and
@@ -61,6 +101,11 @@ struct emulated_machine {
     /// "10,20;20,10": rows separated by ';', entries by ','. Only the syntax is checked here;
     /// validate() checks the values against the number of nodes.
     static std::vector<std::vector<unsigned>> parse_distances(std::string_view text);
+
+    /// "SIZE[,near=SOCKET][,bandwidth=RATIO][,latency=RATIO]", the value of ccnuma-vm's
+    /// --memory-node; missing keys keep memory_node's defaults. Only the syntax is checked here;
+    /// validate() checks the values against the machine.
+    static memory_node parse_memory_node(std::string_view text);
 
     /// The shape of the guest this process runs in (read from /etc/ccnuma-vm), or nullopt on
     /// any other machine. Throws ccnuma::error if the file exists but is malformed.

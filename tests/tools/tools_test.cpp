@@ -86,6 +86,35 @@ TEST(Golden, InfoOnAnXmlMachine) {
         << r.out;
 }
 
+// Issue 26: a machine with HBM and NVM nodes beside DRAM. The text up to the host's kernel
+// settings is the topology's (CPU-less nodes, bandwidths, local nodes fastest first, 6.16's auto
+// weights); the JSON carries the same per node and per PU.
+TEST(Golden, Issue26_InfoOnATieredMachine) {
+    const std::string xml = "topologies/real/linux-fakeheteromemtiers.xml";
+    auto r = run(info + " --input " + xml);
+    ASSERT_EQ(r.status, 0) << r.err;
+    EXPECT_EQ(r.out.substr(0, r.out.find("kernel (this host)")), golden("info_fakeheteromemtiers.txt"));
+    r = run(info + " --input " + xml + " --json");
+    ASSERT_EQ(r.status, 0) << r.err;
+    const auto doc = nlohmann::json::parse(r.out);
+    const auto& nodes = doc["topology"]["numa_nodes"];
+    ASSERT_EQ(nodes.size(), 7u);
+    EXPECT_EQ(nodes[3]["os_index"], 4);
+    EXPECT_EQ(nodes[3]["has_cpus"], false);
+    EXPECT_EQ(nodes[3]["subtype"], "HBM");
+    EXPECT_EQ(nodes[3]["tier_from"], "none");
+    EXPECT_EQ(nodes[3]["access"], nlohmann::json::parse(R"([{"initiator":1,"read_bandwidth":10000,)"
+                                                        R"("write_bandwidth":10000,"read_latency":0,"write_latency":0}])"));
+    EXPECT_EQ(nodes[0]["has_cpus"], true);
+    EXPECT_EQ(doc["topology"]["pus"][2], nlohmann::json::parse(R"({"os_index":2,"local_nodes":[4,1,6]})"));
+    EXPECT_EQ(doc["auto_interleave_weights"],
+              nlohmann::json::parse(R"([{"node":0,"weight":1},{"node":1,"weight":1},{"node":2,"weight":14},)"
+                                    R"({"node":4,"weight":14},{"node":6,"weight":1},{"node":8,"weight":1},)"
+                                    R"({"node":9,"weight":1}])"));
+    for (const char* key : {"numa_balancing_mode", "demotion_enabled", "interleave_weights", "interleave_auto"})
+        EXPECT_TRUE(doc["kernel"].contains(key)) << key;
+}
+
 // --- bad input ------------------------------------------------------------------------------
 
 
@@ -622,7 +651,19 @@ TEST(BadInput, VmRejectsImpossibleMachinesAndMissingCommandsBeforeBooting) {
         {"--nodes", 2, "--nodes needs a value"},
         // Issue 17: getopt_long, as in ccnuma-run.
         {"--nodes= -- true", 2, "--nodes= needs a value (the value given is empty)"},  // issue 25: tools/common/cli.hpp
-        {"--mem 12M -- true", 1, "mem-per-node 12M is not possible"},  // a unique prefix
+        {"--mem-p 12M -- true", 1, "mem-per-node 12M is not possible"},  // a unique prefix
+        {"--mem 12M -- true", 2, "ambiguous option \"--mem\" (could be --mem-per-node, --memory-node)"},
+        // Issue 26: a --memory-node that does not read is a usage error, one that cannot be built
+        // an impossible machine.
+        {"--memory-node 512M,speed=2 -- true", 2, "--memory-node: bad memory node \"512M,speed=2\": unknown key \"speed\""},
+        {"--memory-node 512M,bandwidth=half -- true", 2, "bandwidth=\"half\" is not a number"},
+        {"--memory-node 1.5G -- true", 2, "bad memory node size \"1.5G\""},
+        {"--memory-node 12M -- true", 1, "memory node 2 size 12M is not possible (expected at least 64M"},
+        {"--memory-node 512M,near=2 -- true", 1, "memory node 2 near socket 2 is not possible (expected a socket of 0..1)"},
+        {"--memory-node 512M,bandwidth=0 -- true", 1, "memory node 2 bandwidth 0 is not possible (expected a fraction"},
+        {"--memory-node 512M,bandwidth=nan -- true", 1, "memory node 2 bandwidth nan is not possible"},
+        {"--memory-node 512M,latency=0.5 -- true", 1, "memory node 2 latency 0.5 is not possible (expected a multiple"},
+        {"--memory-node 512M --distances '10,20;20,10' -- true", 1, "distance matrix with 2 rows is not possible (expected 3"},
         {"--t 1 -- true", 2, "ambiguous option \"--t\" (could be --threads-per-core, --thp, --timeout)"},
         {"--keep-going=yes -- true", 2, "option \"--keep-going=yes\" takes no value"},
         {"-x -- true", 2, "unknown option \"-x\""},

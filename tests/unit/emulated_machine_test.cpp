@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <filesystem>
 #include <string>
 
@@ -147,6 +148,120 @@ TEST(Distances, ParseRowsAndPointAtSyntaxErrors) {
     EXPECT_NE(message_of([] { ccnuma::emulated_machine::parse_distances(""); }).find("empty"), std::string::npos);
     EXPECT_NE(message_of([] { ccnuma::emulated_machine::parse_distances("10;x"); }).find("found \"x\" at position 3"),
               std::string::npos);
+}
+
+// Issue 26: CPU-less memory nodes (--memory-node), numbered after the CPU nodes.
+TEST(Issue26, MemoryNodesParseWithDefaultsAndPointAtTheBadField) {
+    const ccnuma::memory_node d = ccnuma::emulated_machine::parse_memory_node("1G");
+    EXPECT_EQ(d.size, 1ull << 30);
+    EXPECT_EQ(d.near, 0u);
+    EXPECT_EQ(d.bandwidth, 0.5);  // "a CXL expander"
+    EXPECT_EQ(d.latency, 2.0);
+    const ccnuma::memory_node m = ccnuma::emulated_machine::parse_memory_node("256M,latency=3,near=1,bandwidth=0.25");
+    EXPECT_EQ(m, (ccnuma::memory_node{256ull << 20, 1, 0.25, 3.0}));
+    auto expect_bad = [](const char* text, const std::string& fragment) {
+        const std::string msg = message_of([&] { ccnuma::emulated_machine::parse_memory_node(text); });
+        EXPECT_NE(msg.find(fragment), std::string::npos) << msg;
+        EXPECT_NE(msg.find("expected SIZE[,near=SOCKET][,bandwidth=RATIO][,latency=RATIO]"), std::string::npos) << msg;
+    };
+    expect_bad("512M,speed=2", "bad memory node \"512M,speed=2\": unknown key \"speed\" at position 5");
+    expect_bad("512M,near", "\"near\" is not key=value at position 5");
+    expect_bad("512M,near=one", "near=\"one\" is not a socket number at position 10");
+    expect_bad("512M,near=-1", "near=\"-1\" is not a socket number");
+    expect_bad("512M,bandwidth=half", "bandwidth=\"half\" is not a number at position 15");
+    expect_bad("512M,latency=", "latency=\"\" is not a number");
+    expect_bad("512M,latency=2x", "latency=\"2x\" is not a number");
+    expect_bad("near=0", "the size comes first, found \"near=0\" at position 0");
+    EXPECT_NE(message_of([] { ccnuma::emulated_machine::parse_memory_node("1.5G"); }).find("bad memory node size \"1.5G\""),
+              std::string::npos);
+}
+
+TEST(Issue26, MemoryNodesRoundTripAndCountInTheTotal) {
+    ccnuma::emulated_machine m;
+    m.mem_per_node = 256ull << 20;
+    m.memory_nodes = {{512ull << 20, 0, 0.5, 2}, {1ull << 30, 1, 0.3, 2.5}};
+    EXPECT_NO_THROW(m.validate());
+    EXPECT_EQ(m.all_nodes(), 4u);
+    EXPECT_EQ(m.total_memory(), (512ull << 20) + (1536ull << 20));
+    const std::string text = m.to_string();
+    EXPECT_EQ(text, "nodes=2 sockets=2 cores-per-node=2 threads-per-core=1 mem-per-node=256M thp=madvise "
+                    "numa-balancing=0 memory-node=512M,near=0,bandwidth=0.5,latency=2 "
+                    "memory-node=1G,near=1,bandwidth=0.3,latency=2.5");
+    EXPECT_EQ(ccnuma::emulated_machine::parse(text), m);
+    EXPECT_EQ(ccnuma::emulated_machine::parse(text).to_string(), text);
+    // A shape without memory nodes prints and parses as before them.
+    EXPECT_EQ(ccnuma::emulated_machine{}.to_string().find("memory-node"), std::string::npos);
+    EXPECT_NE(ccnuma::emulated_machine::parse("memory-node=512M"), ccnuma::emulated_machine{});
+    EXPECT_NE(message_of([] { ccnuma::emulated_machine::parse("memory-node=512M,near=x"); })
+                  .find("bad memory node \"512M,near=x\""),
+              std::string::npos);
+}
+
+TEST(Issue26, ImpossibleMemoryNodesAreRejectedWithTheValidRange) {
+    auto expect_rejected = [](auto change, const std::string& fragment) {
+        ccnuma::emulated_machine m;
+        m.memory_nodes.push_back({});
+        change(m);
+        const std::string msg = message_of([&] { m.validate(); });
+        EXPECT_NE(msg.find(fragment), std::string::npos) << msg;
+        EXPECT_EQ(msg.rfind("ccnuma: emulated machine: ", 0), 0u) << msg;
+    };
+    expect_rejected([](auto& m) { m.memory_nodes[0].size = 32u << 20; },
+                    "memory node 2 size 32M is not possible (expected at least 64M, in whole multiples of 2M)");
+    expect_rejected([](auto& m) { m.memory_nodes[0].size = 65u << 20; }, "memory node 2 size 65M is not possible");
+    expect_rejected([](auto& m) { m.memory_nodes[0].size = 1ull << 40; },
+                    "memory node 2 size 1T is not possible (expected at most 1T of memory in all");
+    expect_rejected([](auto& m) { m.memory_nodes[0].near = 2; },
+                    "memory node 2 near socket 2 is not possible (expected a socket of 0..1)");
+    expect_rejected([](auto& m) { m.sockets = 1; m.memory_nodes[0].near = 1; }, "(expected a socket of 0..0)");
+    expect_rejected([](auto& m) { m.memory_nodes[0].bandwidth = 0; },
+                    "memory node 2 bandwidth 0 is not possible (expected a fraction of local DRAM's in [0.01, 1]");
+    expect_rejected([](auto& m) { m.memory_nodes[0].bandwidth = 1.5; }, "bandwidth 1.5 is not possible");
+    expect_rejected([](auto& m) { m.memory_nodes[0].bandwidth = -0.5; }, "bandwidth -0.5 is not possible");
+    expect_rejected([](auto& m) { m.memory_nodes[0].bandwidth = std::nan(""); }, "bandwidth nan is not possible");
+    expect_rejected([](auto& m) { m.memory_nodes[0].latency = 0.5; },
+                    "memory node 2 latency 0.5 is not possible (expected a multiple of local DRAM's in [1, 10]");
+    expect_rejected([](auto& m) { m.memory_nodes[0].latency = HUGE_VAL; }, "latency inf is not possible");
+    expect_rejected([](auto& m) { m.memory_nodes.resize(2); m.memory_nodes[1].latency = 11; }, "memory node 3 latency 11");
+    expect_rejected([](auto& m) { m.nodes = 60; m.cores_per_node = 1; m.mem_per_node = 64u << 20; m.memory_nodes.resize(5); },
+                    "node count 65 (60 nodes and 5 memory nodes) is not possible (expected at most 64 in all)");
+    // With memory nodes, --distances covers them too.
+    expect_rejected([](auto& m) { m.distances = {{10, 20}, {20, 10}}; },
+                    "distance matrix with 2 rows is not possible (expected 3 (2 nodes and 1 memory nodes) rows");
+    ccnuma::emulated_machine ok;
+    ok.memory_nodes = {{64ull << 20, 1, 0.01, 10}, {64ull << 20, 0, 1, 1}};
+    ok.distances = {{10, 20, 30, 11}, {20, 10, 11, 30}, {30, 11, 10, 30}, {11, 30, 30, 10}};
+    EXPECT_NO_THROW(ok.validate());
+}
+
+// The SLIT the guest sees: a memory node is as far as its initiator, times its latency ratio.
+TEST(Issue26, DistanceMatrixDerivesTheMemoryNodesFromTheirLatency) {
+    ccnuma::emulated_machine m;
+    EXPECT_TRUE(m.distance_matrix().empty());  // QEMU's default, as before memory nodes
+    m.memory_nodes = {{512ull << 20, 0, 0.5, 2}, {512ull << 20, 1, 0.5, 2}};
+    EXPECT_EQ(m.distance_matrix(),
+              (std::vector<std::vector<unsigned>>{{10, 20, 20, 40}, {20, 10, 40, 20}, {20, 40, 10, 40}, {40, 20, 40, 10}}));
+    // Latency 1 is DRAM's, but a different node is never at distance 10; the larger ratio counts.
+    m.memory_nodes = {{512ull << 20, 1, 1, 1}, {512ull << 20, 1, 0.5, 1.26}};
+    EXPECT_EQ(m.distance_matrix(),
+              (std::vector<std::vector<unsigned>>{{10, 20, 20, 25}, {20, 10, 11, 13}, {20, 11, 10, 13}, {25, 13, 13, 10}}));
+    // Given distances are the SLIT as they are.
+    m.distances = {{10, 20, 30, 11}, {20, 10, 11, 30}, {30, 11, 10, 30}, {11, 30, 30, 10}};
+    EXPECT_EQ(m.distance_matrix(), m.distances);
+}
+
+TEST(Issue26, MemoryNearASocketHangsOffTheSocketsFirstNode) {
+    ccnuma::emulated_machine snc;  // sub-NUMA clustering: two packages of two nodes each
+    snc.nodes = 4;
+    snc.sockets = 2;
+    EXPECT_EQ(snc.first_node_of_socket(0), 0u);
+    EXPECT_EQ(snc.first_node_of_socket(1), 2u);
+    ccnuma::emulated_machine wide;  // a node spanning two packages
+    wide.sockets = 4;
+    EXPECT_EQ(wide.first_node_of_socket(1), 0u);
+    EXPECT_EQ(wide.first_node_of_socket(3), 1u);
+    const ccnuma::emulated_machine plain;
+    EXPECT_EQ(plain.first_node_of_socket(1), 1u);
 }
 
 TEST(Current, IsEmptyOnTheHost) {

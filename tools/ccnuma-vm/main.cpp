@@ -61,8 +61,12 @@ int run(int argc, char** argv) {
     if (available != 0 && r.shape.total_memory() > available)
         throw failure(exit_setup, "the machine needs " + gib(r.shape.total_memory()) + " of memory (" +
                                       std::to_string(r.shape.nodes) + " nodes x " +
-                                      ccnuma::format_size(r.shape.mem_per_node) + ") but the host has " +
-                                      gib(available) + " available (lower --mem-per-node or --nodes)");
+                                      ccnuma::format_size(r.shape.mem_per_node) +
+                                      (r.shape.memory_nodes.empty()
+                                           ? std::string()
+                                           : " and " + std::to_string(r.shape.memory_nodes.size()) + " memory nodes") +
+                                      ") but the host has " + gib(available) + " available (lower --mem-per-node" +
+                                      (r.shape.memory_nodes.empty() ? "" : ", the --memory-node sizes") + " or --nodes)");
     r.command[0] = resolve_command(r.command[0]);
     copy_named_files(r);
     add_open_mpi(r);

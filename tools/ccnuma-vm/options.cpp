@@ -32,7 +32,11 @@ constexpr const char* usage =
     "  command in it, with the host's OMP_*, GOMP_*, KMP_*, CCNUMA_* and LD_LIBRARY_PATH variables.\n"
     "  --sockets S       packages (default one per node; a divisor of N for sub-NUMA clusters)\n"
     "  --mem-per-node    memory of each node (default 512M)\n"
-    "  --distances       SLIT matrix, rows separated by ';' (default 10 local, 20 remote)\n"
+    "  --memory-node     add a CPU-less node of SIZE (a CXL expander, say) near socket S (default\n"
+    "                    0), numbered after the CPU nodes; bandwidth and latency are ratios of local\n"
+    "                    DRAM's (default bandwidth=0.5, latency=2), given to the guest in the HMAT\n"
+    "  --distances       SLIT matrix, rows separated by ';' (default 10 local, 20 remote); with\n"
+    "                    --memory-node it covers the memory nodes too\n"
     "  --thp             transparent huge pages in the guest (default madvise)\n"
     "  --numa-balancing  kernel.numa_balancing in the guest (default 0)\n"
     "  --copy PATH       also put PATH (file or directory, with the libraries of ELF files) into\n"
@@ -46,7 +50,7 @@ constexpr const char* usage =
     "  --setup           install what is needed into the cache, print it, and exit\n"
     "  A command that is Open MPI's mpirun brings Open MPI's components, help and configuration\n"
     "  files along, with the settings a one-node run as root needs (ccnuma-vm -- mpirun -np 2 ...)\n"
-    "  Options are parsed by getopt_long: --opt VALUE, --opt=VALUE, unique prefixes (--mem=1G).\n"
+    "  Options are parsed by getopt_long: --opt VALUE, --opt=VALUE, unique prefixes (--mem-p=1G).\n"
     "exit status: the command's own; 1 impossible machine or setup failure, 2 usage error,\n"
     "124 timeout, 125 guest failure (kernel panic, no boot), 126 command not executable,\n"
     "127 command not found, 128+N stopped by signal N (SIGINT, SIGTERM, SIGHUP, SIGPIPE)\n";
@@ -74,7 +78,7 @@ std::string absolute(const std::string& p) { return std::filesystem::absolute(p)
 
 options parse(int argc, char** argv) {
     enum : int {
-        opt_nodes = 256, opt_cores, opt_threads, opt_sockets, opt_mem, opt_distances, opt_thp, opt_balancing, opt_copy,
+        opt_nodes = 256, opt_cores, opt_threads, opt_sockets, opt_mem, opt_memory_node, opt_distances, opt_thp, opt_balancing, opt_copy,
         opt_env, opt_timeout, opt_keep_going, opt_accel, opt_setup
     };
     static const option longs[] = {
@@ -83,6 +87,7 @@ options parse(int argc, char** argv) {
         {"threads-per-core", required_argument, nullptr, opt_threads},
         {"sockets", required_argument, nullptr, opt_sockets},
         {"mem-per-node", required_argument, nullptr, opt_mem},
+        {"memory-node", required_argument, nullptr, opt_memory_node},
         {"distances", required_argument, nullptr, opt_distances},
         {"thp", required_argument, nullptr, opt_thp},
         {"numa-balancing", required_argument, nullptr, opt_balancing},
@@ -115,6 +120,18 @@ options parse(int argc, char** argv) {
                 if (m.sockets == 0) throw usage_error{"--sockets needs at least 1"};
                 break;
             case opt_mem: m.mem_per_node = ccnuma::parse_size(value, "--mem-per-node"); break;
+            case opt_memory_node:
+                // A value that does not read is a usage error; one that reads but cannot be built
+                // (a socket that does not exist, a ratio out of range) is an impossible machine,
+                // refused by validate() as --nodes 0 is.
+                try {
+                    m.memory_nodes.push_back(ccnuma::emulated_machine::parse_memory_node(value));
+                } catch (const ccnuma::error& e) {
+                    std::string_view msg = e.what();
+                    if (msg.starts_with("ccnuma: ")) msg.remove_prefix(8);
+                    throw usage_error{"--memory-node: " + std::string(msg)};
+                }
+                break;
             case opt_distances: m.distances = ccnuma::emulated_machine::parse_distances(value); break;
             case opt_thp: m.thp = value; break;
             case opt_balancing: m.numa_balancing = number(a, value); break;

@@ -10,6 +10,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <csignal>
 #include <cmath>
@@ -79,6 +80,30 @@ std::string line_with(const std::string& text, const char* needle) {
 
 }  // namespace
 
+std::vector<hmat_entry> hmat_entries(const ccnuma::emulated_machine& m) {
+    // CPU nodes among themselves scale by the SLIT ratio (20/10: twice the latency, half the
+    // bandwidth); a memory node is reached through its initiator, times its own ratios.
+    std::vector<std::vector<unsigned>> cpu_distance(m.nodes, std::vector<unsigned>(m.nodes, 20));
+    for (unsigned i = 0; i < m.nodes; ++i) {
+        cpu_distance[i][i] = 10;
+        if (!m.distances.empty())
+            for (unsigned j = 0; j < m.nodes; ++j) cpu_distance[i][j] = m.distances[i][j];
+    }
+    std::vector<hmat_entry> v;
+    for (unsigned i = 0; i < m.nodes; ++i)
+        for (unsigned t = 0; t < m.all_nodes(); ++t) {
+            const bool memory = t >= m.nodes;
+            const unsigned through = memory ? m.first_node_of_socket(m.memory_nodes[t - m.nodes].near) : t;
+            const double far = cpu_distance[i][through] / 10.0;
+            const double latency = memory ? m.memory_nodes[t - m.nodes].latency : 1.0;
+            const double bandwidth = memory ? m.memory_nodes[t - m.nodes].bandwidth : 1.0;
+            v.push_back({i, t, static_cast<std::uint64_t>(std::llround(dram_latency_ns * far * latency)),
+                         std::max<std::uint64_t>(1, static_cast<std::uint64_t>(
+                                                        std::llround(dram_bandwidth_mib_s * bandwidth / far)))});
+        }
+    return v;
+}
+
 std::vector<std::string> qemu_arguments(const ccnuma::emulated_machine& m, const kit& k, const std::string& image,
                                         accel a, bool keep_going) {
     std::vector<std::string> v = {"-nodefaults", "-no-user-config", "-display", "none", "-monitor", "none", "-no-reboot"};
@@ -102,11 +127,30 @@ std::vector<std::string> qemu_arguments(const ccnuma::emulated_machine& m, const
                                (last != first ? "-" + std::to_string(last) : std::string()) + ",memdev=m" +
                                std::to_string(n)});
     }
-    for (unsigned i = 0; i < m.distances.size(); ++i)
-        for (unsigned j = 0; j < m.distances[i].size(); ++j)
+    for (unsigned x = 0; x < m.memory_nodes.size(); ++x) {
+        const std::string id = std::to_string(m.nodes + x);
+        v.insert(v.end(), {"-object", "memory-backend-ram,id=m" + id + ",size=" + mib(m.memory_nodes[x].size), "-numa",
+                           "node,nodeid=" + id + ",memdev=m" + id + ",initiator=" +
+                               std::to_string(m.first_node_of_socket(m.memory_nodes[x].near))});
+    }
+    const auto d = m.distance_matrix();
+    for (unsigned i = 0; i < d.size(); ++i)
+        for (unsigned j = 0; j < d[i].size(); ++j)
             if (i != j)
                 v.insert(v.end(), {"-numa", "dist,src=" + std::to_string(i) + ",dst=" + std::to_string(j) +
-                                                ",val=" + std::to_string(m.distances[i][j])});
+                                                ",val=" + std::to_string(d[i][j])});
+    if (!m.memory_nodes.empty()) {
+        v.insert(v.end(), {"-machine", "hmat=on"});
+        for (const hmat_entry& e : hmat_entries(m))
+            v.insert(v.end(), {"-numa", "hmat-lb,initiator=" + std::to_string(e.initiator) + ",target=" +
+                                            std::to_string(e.target) +
+                                            ",hierarchy=memory,data-type=access-latency,latency=" +
+                                            std::to_string(e.latency_ns),
+                               "-numa", "hmat-lb,initiator=" + std::to_string(e.initiator) + ",target=" +
+                                            std::to_string(e.target) +
+                                            ",hierarchy=memory,data-type=access-bandwidth,bandwidth=" +
+                                            std::to_string(e.bandwidth_mib_s) + "M"});
+    }
     // panic=-1 turns a panic into a reset, which -no-reboot turns into QEMU's exit.
     std::string cmdline = "console=ttyS0 panic=-1 quiet mitigations=off transparent_hugepage=" + m.thp +
                           " numa_balancing=" + (m.numa_balancing ? "enable" : "disable");

@@ -5,12 +5,27 @@
 #include "guest.hpp"
 #include "kit.hpp"
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
 namespace tools::vm {
 
 enum class accel { tcg, kvm };
+
+/// Local DRAM as the guest's HMAT describes it; every other entry is a ratio of these. The
+/// values are made up (only placement is emulated), but typical of a DDR5 channel or two.
+inline constexpr std::uint64_t dram_latency_ns = 100;
+inline constexpr std::uint64_t dram_bandwidth_mib_s = 20480;
+
+/// One `-numa hmat-lb` pair: access latency and access bandwidth from a CPU node to a node.
+struct hmat_entry {
+    unsigned initiator, target;
+    std::uint64_t latency_ns, bandwidth_mib_s;
+};
+
+/// Every CPU node x every node (CPU or memory), for a machine with memory nodes.
+std::vector<hmat_entry> hmat_entries(const ccnuma::emulated_machine& m);
 
 /// The QEMU arguments (without the program) for shape, kernel and image. The four serial ports
 /// are written to the already-open descriptors 3 (console), 4 (stdout), 5 (stderr), 6 (status).
