@@ -6,7 +6,7 @@
 #include <ccnuma/topology.hpp>
 
 #include <algorithm>
-
+#include <numeric>
 #include <string>
 
 namespace ccnuma {
@@ -18,12 +18,115 @@ kernel_settings kernel_settings::read() noexcept {
     k.numa_balancing = detail::numa_balancing();
     k.thp_enabled = detail::thp_mode();
     k.thp_defrag = detail::thp_setting("defrag");
+    try {
+        k.demotion_enabled = detail::demotion_enabled();
+        k.interleave_weights = detail::interleave_weights();
+        k.interleave_auto = detail::interleave_auto();
+    } catch (...) {
+        // Out of memory while reading a few sysfs files: the settings stay unknown, as documented.
+    }
     return k;
+}
+
+std::string numa_balancing_mode(std::optional<int> value) {
+    if (!value) return "not available";
+    if (*value == 0) return "off";
+    std::string out;
+    const auto add = [&](const char* what) { out += (out.empty() ? "" : " + ") + std::string(what); };
+    if (*value & 1) add("normal");
+    if (*value & 2) add("memory tiering");
+    if (*value & ~3) add("unknown bits");
+    return out;
+}
+
+// Linux 6.16 (mm/mempolicy.c, reduce_interleave_weights) turns the bandwidths of the nodes with
+// memory into weights: a node whose bandwidth is unknown, or whose share of the sum is at most
+// 1/32, gets 1; any other gets 32 x its bandwidth / the sum, rounded down; then all weights are
+// divided by their greatest common divisor, since 1:2 interleaves as 16:32 does with shorter
+// runs. 32 bounds how many pages go to one node in a row. The kernel takes a node's bandwidth
+// as the smaller of its read and write bandwidth from its CPU initiators (HMAT access class 1).
+std::vector<std::pair<unsigned, unsigned>> auto_interleave_weights(
+    const std::vector<std::pair<unsigned, std::uint64_t>>& bandwidths) {
+    constexpr std::uint64_t weightiness = 32;
+    std::uint64_t sum = 0;
+    for (const auto& [node, bw] : bandwidths) sum += bw;
+    std::vector<std::pair<unsigned, unsigned>> weights;
+    unsigned divisor = 0;
+    for (const auto& [node, bw] : bandwidths) {
+        const unsigned w =
+            bw != 0 && sum < weightiness * bw ? static_cast<unsigned>(weightiness * bw / sum) : 1u;
+        weights.emplace_back(node, w);
+        divisor = std::gcd(divisor, w);
+    }
+    for (auto& [node, w] : weights) w /= divisor;
+    return weights;
+}
+
+std::vector<std::pair<unsigned, unsigned>> auto_interleave_weights(const topology& topo) {
+    std::vector<std::pair<unsigned, std::uint64_t>> bandwidths;
+    bool known = false;
+    for (const auto& n : topo.numa_nodes()) {
+        if (n.memory_bytes == 0) continue;
+        std::uint64_t best = 0;
+        for (const auto& a : n.access) {
+            const std::uint64_t r = a.read_bandwidth, w = a.write_bandwidth;
+            best = std::max(best, r && w ? std::min(r, w) : std::max(r, w));
+        }
+        known = known || best != 0;
+        bandwidths.emplace_back(n.os_index, best);
+    }
+    if (!known) return {};
+    return auto_interleave_weights(bandwidths);
 }
 
 }  // namespace ccnuma
 
 namespace ccnuma {
+
+namespace {
+
+// Weighted interleave (numactl -w, ccnuma-run -w) spreads pages by the kernel's weights; on a
+// machine whose nodes differ in bandwidth from one initiator, weights of 1 make it a plain
+// interleave that the slow tier holds back. Only where the kernel has a weight for every node
+// of the topology: another machine's XML is not judged by this host's weights.
+std::string tiered_weights_warning(const topology& topo, const kernel_settings& kernel) {
+    if (!topo.is_tiered() || kernel.interleave_weights.empty()) return {};
+    std::string differ;
+    for (const auto& init : topo.numa_nodes()) {
+        const memory_access* fast = nullptr;
+        const memory_access* slow = nullptr;
+        unsigned fast_node = 0, slow_node = 0;
+        for (const auto& n : topo.numa_nodes())
+            if (const auto* a = topo.access(init.os_index, n.os_index); a && a->read_bandwidth) {
+                if (!fast || a->read_bandwidth > fast->read_bandwidth) fast = a, fast_node = n.os_index;
+                if (!slow || a->read_bandwidth < slow->read_bandwidth) slow = a, slow_node = n.os_index;
+            }
+        if (fast && slow && fast->read_bandwidth != slow->read_bandwidth) {
+            differ = "from node " + std::to_string(init.os_index) + ", node " + std::to_string(fast_node) + " reads at " +
+                     std::to_string(fast->read_bandwidth) + " MB/s and node " + std::to_string(slow_node) + " at " +
+                     std::to_string(slow->read_bandwidth) + " MB/s";
+            break;
+        }
+    }
+    if (differ.empty()) return {};
+    for (const auto& n : topo.numa_nodes()) {
+        if (n.memory_bytes == 0) continue;
+        const auto it = std::find_if(kernel.interleave_weights.begin(), kernel.interleave_weights.end(),
+                                     [&](const auto& nw) { return nw.first == n.os_index; });
+        if (it == kernel.interleave_weights.end() || it->second != 1) return {};
+    }
+    std::string suggested;
+    for (const auto& [node, weight] : auto_interleave_weights(topo))
+        suggested += (suggested.empty() ? "" : ", ") + std::string("node") + std::to_string(node) + "=" +
+                     std::to_string(weight);
+    return "tiered memory (" + differ + ") but the kernel's weighted-interleave weights are all 1, so weighted "
+           "interleave (numactl -w, ccnuma-run -w) spreads pages evenly and the slow tier holds it back; set "
+           "bandwidth-derived weights (Linux 6.16's auto would choose " + suggested +
+           ") with: echo W > /sys/kernel/mm/mempolicy/weighted_interleave/node<N>, then use ccnuma-run -w; or "
+           "weight one allocation with ccnuma::weighted_interleave{}.weights(ccnuma::by_bandwidth)";
+}
+
+}  // namespace
 
 std::vector<std::string> placement_warnings(const topology& topo, const kernel_settings& kernel,
                                             const support_info& pages) {
@@ -56,6 +159,7 @@ std::vector<std::string> placement_warnings(const topology& topo, const kernel_s
         w.push_back("reads of untouched memory allocate a private page on this kernel (no shared zero page): a "
                     "serial read, such as a checksum or a print before the parallel initialization, places "
                     "every page it reads on the reader's node; initialize in parallel first");
+    if (const auto tiered = tiered_weights_warning(topo, kernel); !tiered.empty()) w.push_back(tiered);
     if (pages.huge_read_fault == read_fault_kind::private_frame && pages.huge_read_fault_is_huge)
         w.push_back("a read in a huge-page region allocates a private " + detail::human_bytes(pages.huge_page_size) +
                     " page: one read places " + std::to_string(pages.huge_page_size / std::max<std::size_t>(1, pages.page_size)) +

@@ -59,12 +59,25 @@ json to_json_value(const topology& t) {
     j["allowed_nodes"] = format_list(t.allowed_nodes());
     j["restricted"] = t.is_restricted();
     json& nodes = j["numa_nodes"] = json::array();
-    for (const auto& n : t.numa_nodes())
+    for (const auto& n : t.numa_nodes()) {
+        json access = json::array();
+        for (const auto& a : n.access)
+            access.push_back({{"initiator", a.initiator},
+                              {"read_bandwidth", a.read_bandwidth},
+                              {"write_bandwidth", a.write_bandwidth},
+                              {"read_latency", a.read_latency},
+                              {"write_latency", a.write_latency}});
         nodes.push_back({{"os_index", n.os_index},
                          {"memory_bytes", n.memory_bytes},
                          {"cpus", n.cpus},
+                         {"has_cpus", n.has_cpus},
                          {"subtype", n.subtype},
-                         {"tier", n.tier}});
+                         {"tier", n.tier},
+                         {"tier_from", std::string(to_string(n.tier_from))},
+                         {"kernel_tier_id", n.kernel_tier_id},
+                         {"access", access},
+                         {"interleave_weight", n.interleave_weight}});
+    }
     json& packages = j["packages"] = json::array();
     for (const auto& p : t.packages())
         packages.push_back(
@@ -79,6 +92,8 @@ json to_json_value(const topology& t) {
     for (const auto& c : t.caches())
         caches.push_back({{"level", c.level}, {"logical_index", c.logical_index}, {"bytes", c.bytes}, {"pus", c.pus}});
     j["distances"] = t.distances();
+    json& pus = j["pus"] = json::array();
+    for (const auto& p : t.pus()) pus.push_back({{"os_index", p.os_index}, {"local_nodes", p.local_nodes}});
     return j;
 }
 }  // namespace detail

@@ -401,3 +401,127 @@ TEST(Topology, Issue24_CpusetTakesHwlocLocations) {
     EXPECT_EQ(load("pack:2 core:2 pu:2", "core:1-2").pus().size(), 4u);
     EXPECT_NE(load_error("pack:2 core:2 pu:2", "core:9").find("core:9"), std::string::npos);
 }
+
+// Issue 26: CPU-less nodes, tiers, bandwidths and each PU's local nodes, from hwloc exports with
+// memory attributes. The expected values are the files' own (grep memattr / NUMANode in them).
+namespace {
+
+std::string real_file(const std::string& name) { return std::string(CCNUMA_TOPOLOGY_DIR) + "/real/" + name; }
+
+ccnuma::memory_access bw(unsigned initiator, std::uint64_t read, std::uint64_t write, std::uint64_t read_lat = 0,
+                         std::uint64_t write_lat = 0) {
+    return ccnuma::memory_access{initiator, read, write, read_lat, write_lat};
+}
+
+const ccnuma::numa_node& node(const ccnuma::topology& t, unsigned os) {
+    for (const auto& n : t.numa_nodes())
+        if (n.os_index == os) return n;
+    throw std::out_of_range("no node " + std::to_string(os));
+}
+
+}  // namespace
+
+// A QEMU guest with DRAM, HBM and NVM nodes: hwloc gives the CPU-less nodes the cpuset of their
+// initiators (node 8's is PUs 0-1, node 0's too), so "has CPUs" is not "has a cpuset".
+TEST(Topology, Issue26_CpuLessNodesAndBandwidthsOfHeteroMem) {
+    const auto t = load(real_file("linux-fakeheteromemtiers.xml"));
+    ASSERT_EQ(t.allowed_nodes(), (std::vector<unsigned>{0, 1, 2, 4, 6, 8, 9}));
+    for (unsigned n : {0u, 1u, 2u}) EXPECT_TRUE(node(t, n).has_cpus) << n;
+    for (unsigned n : {4u, 6u, 8u, 9u}) EXPECT_FALSE(node(t, n).has_cpus) << n;
+    EXPECT_EQ(node(t, 8).cpus, (std::vector<unsigned>{0, 1})) << "cpus stays hwloc's locality";
+    EXPECT_TRUE(t.is_tiered());
+    // Bandwidth, ReadBandwidth and WriteBandwidth; no latency in this file.
+    EXPECT_EQ(node(t, 0).access, (std::vector<ccnuma::memory_access>{bw(0, 1000, 1000)}));
+    EXPECT_EQ(node(t, 4).access, (std::vector<ccnuma::memory_access>{bw(1, 10000, 10000)}));
+    EXPECT_EQ(node(t, 6).access, (std::vector<ccnuma::memory_access>{bw(1, 100, 100)}));
+    EXPECT_EQ(node(t, 9).access, (std::vector<ccnuma::memory_access>{bw(2, 100, 100)}));
+    ASSERT_NE(t.access(1, 4), nullptr);
+    EXPECT_EQ(t.access(1, 4)->read_bandwidth, 10000u);
+    EXPECT_EQ(t.access(0, 4), nullptr) << "node 0 is not a near initiator of node 4";
+    // hwloc 2.9 wrote no MemoryTier here, and an XML is not this machine: no tier.
+    for (const auto& n : t.numa_nodes()) {
+        EXPECT_EQ(n.tier, -1);
+        EXPECT_EQ(n.tier_from, ccnuma::tier_source::none);
+        EXPECT_EQ(n.kernel_tier_id, -1);
+        EXPECT_EQ(n.interleave_weight, 0u);
+    }
+    // Fastest first: HBM (10000) before DRAM (1000) before NVM (100).
+    EXPECT_EQ(t.pu(0).local_nodes, (std::vector<unsigned>{0, 8}));
+    EXPECT_EQ(t.pu(3).local_nodes, (std::vector<unsigned>{4, 1, 6}));
+    EXPECT_EQ(t.pu(5).local_nodes, (std::vector<unsigned>{2, 9}));
+    // A CPU restriction keeps the memory and the order.
+    const auto r = load(real_file("linux-fakeheteromemtiers.xml"), "2");
+    EXPECT_EQ(r.pu(2).local_nodes, (std::vector<unsigned>{4, 1, 6}));
+    EXPECT_FALSE(node(r, 6).has_cpus);
+}
+
+// One memory node per 2 cores, one NVM node per package, and generic initiators: nodes 0-4 have
+// no memory (hwloc disallows them), so every allowed node is CPU-less memory; an initiator
+// cpuset of a package (0x33) names both of its nodes with CPUs.
+TEST(Topology, Issue26_MemoryInitiatorsOfPackagesAndNodes) {
+    const auto t = load(real_file("linux-fakememinitiators-1np2c+1npp+gi.xml"));
+    ASSERT_EQ(t.allowed_nodes(), (std::vector<unsigned>{5, 6, 7, 8, 9, 10}));
+    for (const auto& n : t.numa_nodes()) EXPECT_FALSE(n.has_cpus) << n.os_index;
+    EXPECT_EQ(node(t, 5).access, (std::vector<ccnuma::memory_access>{bw(0, 131072, 131072, 26, 26)}));
+    EXPECT_EQ(node(t, 7).access,
+              (std::vector<ccnuma::memory_access>{bw(0, 78644, 78644, 77, 77), bw(2, 78644, 78644, 77, 77)}));
+    EXPECT_EQ(node(t, 10).access,
+              (std::vector<ccnuma::memory_access>{bw(1, 78644, 78644, 77, 77), bw(3, 78644, 78644, 77, 77)}));
+    EXPECT_EQ(t.pu(0).local_nodes, (std::vector<unsigned>{5, 7}));
+    EXPECT_EQ(t.pu(5).local_nodes, (std::vector<unsigned>{6, 7}));
+    EXPECT_EQ(t.pu(2).local_nodes, (std::vector<unsigned>{8, 10}));
+    EXPECT_EQ(t.pu(7).local_nodes, (std::vector<unsigned>{9, 10}));
+    EXPECT_TRUE(t.is_tiered());
+}
+
+// hwloc's test of memory attributes: MemoryTier 1, 0, 1, 1 and one Bandwidth value from an
+// initiator of all 8 PUs, which names all four nodes; the custom attributes are not ccnuma's.
+TEST(Topology, Issue26_HwlocTiersAndAnInitiatorOfTheWholeMachine) {
+    const auto t = load(real_file("8intel64-4n2t-memattrs.xml"));
+    ASSERT_EQ(t.numa_nodes().size(), 4u);
+    const int tiers[] = {1, 0, 1, 1};
+    for (unsigned n = 0; n < 4; ++n) {
+        EXPECT_TRUE(node(t, n).has_cpus);
+        EXPECT_EQ(node(t, n).tier, tiers[n]);
+        EXPECT_EQ(node(t, n).tier_from, ccnuma::tier_source::hwloc);
+        EXPECT_EQ(node(t, n).kernel_tier_id, -1);
+        EXPECT_EQ(t.pu(2 * n).local_nodes, (std::vector<unsigned>{n}));
+    }
+    EXPECT_EQ(node(t, 1).access,
+              (std::vector<ccnuma::memory_access>{bw(0, 20, 20), bw(1, 20, 20), bw(2, 20, 20), bw(3, 20, 20)}));
+    EXPECT_TRUE(node(t, 0).access.empty());
+    EXPECT_TRUE(t.is_tiered()) << "two tiers";
+}
+
+// A CXL machine whose CXL memory is not online as a node: one node, no attributes, not tiered.
+TEST(Topology, Issue26_CxlDevicesWithoutCpuLessNodes) {
+    const auto t = load(real_file("cxlmem+dax.v2.xml"));
+    ASSERT_EQ(t.numa_nodes().size(), 1u);
+    EXPECT_TRUE(t.numa_nodes()[0].has_cpus);
+    EXPECT_TRUE(t.numa_nodes()[0].access.empty());
+    EXPECT_EQ(t.numa_nodes()[0].tier, -1);
+    EXPECT_FALSE(t.is_tiered());
+    for (const auto& p : t.pus()) EXPECT_EQ(p.local_nodes, (std::vector<unsigned>{0}));
+    const auto s = load("pack:2 numa:2 core:2 pu:1");
+    for (const auto& n : s.numa_nodes()) EXPECT_TRUE(n.has_cpus);
+    EXPECT_EQ(s.pu(3).local_nodes, (std::vector<unsigned>{1}));
+    EXPECT_FALSE(s.is_tiered());
+}
+
+// KNL in SNC-4 hybrid mode: the MCDRAM nodes 4-7 share the cpusets of DDR nodes 0-3 (node 7
+// node 0's) and are CPU-less; hwloc's MemoryTier puts MCDRAM first, and so does its bandwidth
+// (90000 against 22500 MiB/s).
+TEST(Topology, Issue26_KnlMcdramIsCpuLessAndFaster) {
+    const auto t = load(real_file("64intel64-fakeKNL-SNC4-hybrid.xml"));
+    for (unsigned n = 0; n < 8; ++n) EXPECT_EQ(node(t, n).has_cpus, n < 4) << n;
+    EXPECT_EQ(node(t, 7).tier, 0);
+    EXPECT_EQ(node(t, 0).tier, 1);
+    EXPECT_EQ(node(t, 4).tier_from, ccnuma::tier_source::hwloc);
+    EXPECT_EQ(node(t, 7).access, (std::vector<ccnuma::memory_access>{bw(0, 90000, 90000)}));
+    EXPECT_EQ(t.pu(0).local_nodes, (std::vector<unsigned>{7, 0}));
+    EXPECT_EQ(t.pu(63).local_nodes, (std::vector<unsigned>{6, 3}));
+    // The converted v1 file lost the localities (MCDRAM cpusets are 0x0): CPU-less, local to no PU.
+    const auto v1 = load(real_file("64intel64-fakeKNL-SNC4-hybrid.v1tov2.xml"));
+    EXPECT_FALSE(node(v1, 7).has_cpus);
+    EXPECT_EQ(v1.pu(0).local_nodes, (std::vector<unsigned>{0}));
+}

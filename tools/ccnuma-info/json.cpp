@@ -30,6 +30,12 @@ void print_json(const ccnuma::topology& t, const ccnuma::kernel_settings& k, con
     if (k.numa_balancing && (*k.numa_balancing & 1)) modes.push_back("normal");
     if (k.numa_balancing && (*k.numa_balancing & 2)) modes.push_back("memory_tiering");
     kernel["numa_balancing_modes"] = modes;
+    kernel["numa_balancing_mode"] = ccnuma::numa_balancing_mode(k.numa_balancing);
+    kernel["demotion_enabled"] = k.demotion_enabled ? json(*k.demotion_enabled) : json(nullptr);
+    json weights = json::array();
+    for (const auto& [node, w] : k.interleave_weights) weights.push_back({{"node", node}, {"weight", w}});
+    kernel["interleave_weights"] = weights;  // empty: no weighted interleave (before Linux 6.9)
+    kernel["interleave_auto"] = k.interleave_auto ? json(*k.interleave_auto) : json(nullptr);  // null: before 6.16
     kernel["thp_enabled"] = k.thp_enabled;
     kernel["thp_defrag"] = k.thp_defrag;
     const auto& pg = ccnuma::support();
@@ -50,6 +56,10 @@ void print_json(const ccnuma::topology& t, const ccnuma::kernel_settings& k, con
         kernel["node_free"] = free;
     }
     doc["kernel"] = kernel;
+    // What 6.16's weighted_interleave/auto derives from the topology's bandwidths (empty: unknown).
+    json auto_weights = json::array();
+    for (const auto& [node, w] : ccnuma::auto_interleave_weights(t)) auto_weights.push_back({{"node", node}, {"weight", w}});
+    doc["auto_interleave_weights"] = auto_weights;
     const auto vm = t.source() == ccnuma::topology_source::system ? ccnuma::emulated_machine::current() : std::nullopt;
     doc["emulated_machine"] = vm ? json(vm->to_string()) : json(nullptr);
     doc["warnings"] = warnings;

@@ -7,6 +7,7 @@
 
 #include <ccnuma/detail/format.hpp>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <map>
@@ -15,16 +16,6 @@
 namespace tools::info {
 
 namespace {
-
-// kernel.numa_balancing is a bitmask: 1 NUMA_BALANCING_NORMAL, 2 NUMA_BALANCING_MEMORY_TIERING.
-std::string balancing_modes(int value) {
-    if (value == 0) return "off";
-    std::string out;
-    if (value & 1) out += "normal";
-    if (value & 2) out += std::string(out.empty() ? "" : " + ") + "memory tiering";
-    if (value & ~3) out += std::string(out.empty() ? "" : " + ") + "unknown bits";
-    return out;
-}
 
 std::string bytes(std::uint64_t b) { return ccnuma::detail::human_bytes(b); }
 
@@ -67,11 +58,71 @@ std::string free_text(unsigned node) {
     return f ? bytes(*f) : std::string("-");
 }
 
-// hwloc's subtype and memory tier, where it knows them ("MCDRAM tier 0"); "-" otherwise.
+// hwloc's subtype and the node's tier, where they are known ("MCDRAM tier 0 (hwloc)"); "-"
+// otherwise. The kernel's own tier id follows its rank: memory_tier4 is "tier 0 (kernel 4)".
 std::string memory_kind(const ccnuma::numa_node& n) {
     std::string out = n.subtype;
-    if (n.tier >= 0) out += (out.empty() ? "" : " ") + std::string("tier ") + std::to_string(n.tier);
+    if (n.tier >= 0)
+        out += (out.empty() ? "" : " ") + std::string("tier ") + std::to_string(n.tier) + " (" +
+               (n.tier_from == ccnuma::tier_source::kernel ? "kernel " + std::to_string(n.kernel_tier_id)
+                                                           : std::string(ccnuma::to_string(n.tier_from))) +
+               ")";
     return out.empty() ? "-" : out;
+}
+
+std::string cpus_text(const ccnuma::numa_node& n) {
+    using ccnuma::format_list;
+    if (!n.has_cpus)
+        return "none: CPU-less memory" + (n.cpus.empty() ? std::string() : ", near PUs " + format_list(n.cpus));
+    return n.cpus.empty() ? "(none allowed: all CPUs masked)" : format_list(n.cpus);
+}
+
+std::string value_or_dash(std::uint64_t v) { return v ? std::to_string(v) : std::string("-"); }
+
+std::string weights_text(const std::vector<std::pair<unsigned, unsigned>>& weights) {
+    std::string out;
+    for (const auto& [node, w] : weights)
+        out += (out.empty() ? "" : " ") + std::string("node") + std::to_string(node) + "=" + std::to_string(w);
+    return out;
+}
+
+// Bandwidth and latency from each near initiator, the nodes local to the PUs in order, and the
+// weights 6.16's weighted_interleave/auto would derive: only where the source says anything.
+void print_memory(const ccnuma::topology& t) {
+    using ccnuma::format_list;
+    bool any_access = false, any_far = false;
+    for (const auto& n : t.numa_nodes()) any_access = any_access || !n.access.empty();
+    for (const auto& p : t.pus()) any_far = any_far || p.local_nodes.size() > 1;
+    if (any_access) {
+        std::puts("\nmemory access (HMAT: MB/s and ns from the CPUs of the initiator node; - unknown)");
+        std::printf("  %s%s%s%s%s%s\n", pad("node", 6).c_str(), pad("from", 6).c_str(), pad("read bw", 10).c_str(),
+                    pad("write bw", 10).c_str(), pad("read lat", 10).c_str(), "write lat");
+        for (const auto& n : t.numa_nodes())
+            for (const auto& a : n.access)
+                std::printf("  %s%s%s%s%s%s\n", pad(std::to_string(n.os_index), 6).c_str(),
+                            pad(std::to_string(a.initiator), 6).c_str(), pad(value_or_dash(a.read_bandwidth), 10).c_str(),
+                            pad(value_or_dash(a.write_bandwidth), 10).c_str(),
+                            pad(value_or_dash(a.read_latency), 10).c_str(), value_or_dash(a.write_latency).c_str());
+        if (const auto w = ccnuma::auto_interleave_weights(t); !w.empty())
+            std::printf("  weights Linux 6.16's weighted_interleave/auto derives from these: %s\n",
+                        weights_text(w).c_str());
+    }
+    if (any_far) {
+        // PUs with the same list share a line, in the order of their first PU.
+        std::puts("\nlocal nodes (fastest first: bandwidth, latency, then nodes with CPUs, distance)");
+        std::vector<std::pair<std::vector<unsigned>, std::vector<unsigned>>> groups;  // (nodes, PUs)
+        for (const auto& p : t.pus()) {
+            auto it = std::find_if(groups.begin(), groups.end(), [&](const auto& g) { return g.first == p.local_nodes; });
+            if (it == groups.end()) groups.push_back({p.local_nodes, {p.os_index}});
+            else it->second.push_back(p.os_index);
+        }
+        for (auto& [nodes, pus] : groups) {
+            std::sort(pus.begin(), pus.end());
+            std::string order;
+            for (unsigned n : nodes) order += (order.empty() ? "" : ", ") + std::to_string(n);
+            std::printf("  PUs %s: %s\n", format_list(pus).c_str(), order.c_str());
+        }
+    }
 }
 
 void print_tree(const ccnuma::topology& t, std::size_t d, int indent) {
@@ -114,12 +165,18 @@ void print_text(const ccnuma::topology& t, const ccnuma::kernel_settings& k,
     std::puts("\nNUMA nodes");
     // Free memory is this host's, now: shown only when the topology is this machine.
     const bool here = t.source() == ccnuma::topology_source::system;
-    std::printf("  %s%s%s%s%s\n", pad("P#", 6).c_str(), pad("memory", 11).c_str(), here ? pad("free", 11).c_str() : "",
-                pad("kind", 16).c_str(), "cpus (P#)");
+    // The kernel's weighted-interleave weight, where the snapshot is this machine's and it has one.
+    bool weights = false;
+    for (const auto& n : t.numa_nodes()) weights = weights || n.interleave_weight != 0;
+    std::size_t kind_width = 16;
+    for (const auto& n : t.numa_nodes()) kind_width = std::max(kind_width, memory_kind(n).size() + 2);
+    std::printf("  %s%s%s%s%s%s\n", pad("P#", 6).c_str(), pad("memory", 11).c_str(), here ? pad("free", 11).c_str() : "",
+                pad("kind", kind_width).c_str(), weights ? "weight  " : "", "cpus (P#)");
     for (const auto& n : t.numa_nodes())
-        std::printf("  %s%s%s%s%s\n", pad(std::to_string(n.os_index), 6).c_str(), pad(bytes(n.memory_bytes), 11).c_str(),
-                    here ? pad(free_text(n.os_index), 11).c_str() : "", pad(memory_kind(n), 16).c_str(),
-                    n.cpus.empty() ? "(none allowed: CPU-less memory or all CPUs masked)" : format_list(n.cpus).c_str());
+        std::printf("  %s%s%s%s%s%s\n", pad(std::to_string(n.os_index), 6).c_str(), pad(bytes(n.memory_bytes), 11).c_str(),
+                    here ? pad(free_text(n.os_index), 11).c_str() : "", pad(memory_kind(n), kind_width).c_str(),
+                    weights ? pad(value_or_dash(n.interleave_weight), 8).c_str() : "", cpus_text(n).c_str());
+    print_memory(t);
 
     std::puts("\npackages");
     std::printf("  %s%s%s%s\n", pad("L#", 6).c_str(), pad("cores", 7).c_str(), pad("nodes", 8).c_str(), "PUs (P#)");
@@ -160,8 +217,18 @@ void print_text(const ccnuma::topology& t, const ccnuma::kernel_settings& k,
 
     std::puts("\nkernel (this host)");
     std::printf("  numa_balancing   %s\n",
-                k.numa_balancing ? (std::to_string(*k.numa_balancing) + " (" + balancing_modes(*k.numa_balancing) + ")").c_str()
-                                 : "not available");
+                k.numa_balancing
+                    ? (std::to_string(*k.numa_balancing) + " (" + ccnuma::numa_balancing_mode(k.numa_balancing) + ")").c_str()
+                    : "not available");
+    std::printf("  demotion         %s\n", !k.demotion_enabled ? "not available (/sys/kernel/mm/numa/demotion_enabled)"
+                                         : *k.demotion_enabled ? "enabled (reclaim moves cold pages to a slower tier)"
+                                                               : "disabled");
+    std::printf("  weighted interleave  %s%s\n",
+                k.interleave_weights.empty() ? "not available (Linux 6.9)" : weights_text(k.interleave_weights).c_str(),
+                k.interleave_weights.empty() ? ""
+                : !k.interleave_auto         ? " (no auto mode: before Linux 6.16)"
+                : *k.interleave_auto         ? " (auto: derived from bandwidths)"
+                                             : " (manual: auto is off)");
     std::printf("  THP              %s (defrag %s)\n", k.thp_enabled.empty() ? "not available" : k.thp_enabled.c_str(),
                 k.thp_defrag.empty() ? "-" : k.thp_defrag.c_str());
     const auto& pg = ccnuma::support();
