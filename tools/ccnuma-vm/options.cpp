@@ -24,8 +24,9 @@ namespace {
 
 constexpr const char* usage =
     "usage: ccnuma-vm [--nodes N] [--cores-per-node C] [--threads-per-core T] [--sockets S]\n"
-    "                 [--mem-per-node SIZE] [--distances \"10,20;20,10\"] [--thp always|madvise|never]\n"
-    "                 [--numa-balancing 0|1] [--copy PATH]... [--env NAME=VALUE]... [--timeout SEC]\n"
+    "                 [--mem-per-node SIZE] [--memory-node SIZE[,near=S][,bandwidth=R][,latency=R]]...\n"
+    "                 [--distances \"10,20;20,10\"] [--thp always|madvise|never] [--numa-balancing 0|1]\n"
+    "                 [--copy PATH]... [--env NAME=VALUE]... [--timeout SEC]\n"
     "                 [--keep-going] [--accel auto|tcg|kvm] [--verbose] -- command [args...]\n"
     "       ccnuma-vm --setup | --help | --version\n"
     "  Boots an emulated machine with N NUMA nodes (default 2) of C cores (default 2) and runs the\n"
@@ -36,7 +37,7 @@ constexpr const char* usage =
     "                    0), numbered after the CPU nodes; bandwidth and latency are ratios of local\n"
     "                    DRAM's (default bandwidth=0.5, latency=2), given to the guest in the HMAT\n"
     "  --distances       SLIT matrix, rows separated by ';' (default 10 local, 20 remote); with\n"
-    "                    --memory-node it covers the memory nodes too\n"
+    "                    --memory-node it covers the memory nodes too, and is passed as given\n"
     "  --thp             transparent huge pages in the guest (default madvise)\n"
     "  --numa-balancing  kernel.numa_balancing in the guest (default 0)\n"
     "  --copy PATH       also put PATH (file or directory, with the libraries of ELF files) into\n"
