@@ -1,6 +1,7 @@
 // ccnuma::allocator, memory_resource and parallel_new as the standard library uses them.
 
 #include <ccnuma/allocator.hpp>
+#include <ccnuma/error.hpp>
 
 #include <gtest/gtest.h>
 
@@ -81,6 +82,31 @@ TEST(Issue17, AllocatorTakesPlacementPoliciesOnly) {
     std::vector<double, ccnuma::allocator<double, huge_first_touch>> v(1000, 1.0);
     EXPECT_EQ(v.size(), 1000u);
     EXPECT_EQ(v.get_allocator().policy().page, ccnuma::page_kind::huge);
+}
+
+// Issue 26: the tier policies serve every carrier that takes a policy, by type and at run time.
+TEST(Issue26, TierPoliciesServeAllocatorsAndResources) {
+    const auto wi = ccnuma::weighted_interleave{}.nodes({0}).weights({2});
+    using weighted = ccnuma::allocator<double, ccnuma::weighted_interleave>;
+    std::vector<double, weighted> a(100000, 1.5, weighted(wi));
+    EXPECT_DOUBLE_EQ(std::accumulate(a.begin(), a.end(), 0.0), 150000.0);
+    EXPECT_EQ(a.get_allocator().policy(), wi);
+    std::vector<double, ccnuma::allocator<double, ccnuma::fastest>> b(100000, 2.0);
+    EXPECT_DOUBLE_EQ(b.back(), 2.0);
+    using any = ccnuma::allocator<double, ccnuma::policy>;
+    std::vector<double, any> c(100000, 3.0, any(ccnuma::first_touch{}.tiers(ccnuma::by_bandwidth)));
+    EXPECT_DOUBLE_EQ(c.front(), 3.0);
+    EXPECT_FALSE(any(ccnuma::fastest{}) == any(ccnuma::first_touch{}));
+    ccnuma::memory_resource r1{wi}, r2{ccnuma::fastest{}}, r3{ccnuma::weighted_interleave{}.nodes({0})};
+    for (auto* r : {&r1, &r2, &r3}) {
+        std::pmr::vector<double> v(50000, 3.0, r);
+        EXPECT_DOUBLE_EQ(std::accumulate(v.begin(), v.end(), 0.0), 150000.0);
+    }
+    EXPECT_FALSE(r1.is_equal(r2));
+    EXPECT_TRUE(r1.is_equal(ccnuma::memory_resource{wi}));
+    // Bad weights are refused by the allocator as by allocate.
+    const weighted zero(ccnuma::weighted_interleave{}.nodes({0}).weights({0}));
+    EXPECT_THROW((void)weighted(zero).allocate(1000), ccnuma::error);
 }
 
 }  // namespace

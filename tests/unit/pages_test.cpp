@@ -3,6 +3,9 @@
 
 #include <ccnuma/error.hpp>
 #include <ccnuma/pages.hpp>
+#include <ccnuma/seg_array.hpp>
+#include <ccnuma/topology.hpp>
+#include <ccnuma/vector.hpp>
 
 #include "../support/forked_sharer.hpp"
 #include "../support/pagemap.hpp"
@@ -497,5 +500,34 @@ TEST(Issue22Environment, SmapsSaysUnknownWhereItCannotTell) {
     }
 }
 
+
+// Issue 26: placement() of the containers says near and spilled for the tier policies. On this
+// one-node host every page is on the owner's one local node: all near, none spilled, and the
+// report reads as before (near and spilled are printed only on a tiered machine).
+TEST(Issue26, ContainersReportNearAndSpilled) {
+    const std::size_t n = 64 * page / sizeof(double);
+    const bool tiered = ccnuma::topology::current().is_tiered();
+    auto check = [&](const ccnuma::placement_report& r, const std::string& what) {
+        SCOPED_TRACE(what);
+        EXPECT_EQ(r.locality, 1.0) << r.to_string();
+        EXPECT_EQ(r.near, 1.0) << r.to_string();
+        EXPECT_EQ(r.spilled, 0u) << r.to_string();
+        EXPECT_EQ(r.to_string().rfind(tiered ? "locality 100.0%, near 100.0%, spilled 0 pages: node 0: "
+                                             : "locality 100.0%: node 0: ",
+                                      0),
+                  0u)
+            << r.to_string();
+    };
+    for (const ccnuma::policy& pol :
+         {ccnuma::policy(ccnuma::weighted_interleave{}.nodes({0}).weights({1})), ccnuma::policy(ccnuma::fastest{}),
+          ccnuma::policy(ccnuma::first_touch{}.tiers(ccnuma::by_bandwidth))}) {
+        ccnuma::vector<double, ccnuma::policy> v(n, 1.0, pol);
+        check(v.placement(), "vector " + ccnuma::to_string(pol));
+        ccnuma::seg_array<double, ccnuma::policy> s(n, 1.0, ccnuma::seg::per_thread, ccnuma::pad::page, pol);
+        check(s.placement(), "seg_array " + ccnuma::to_string(pol));
+    }
+    ccnuma::vector<double, ccnuma::fastest> f(n, 2.0);
+    check(f.placement(), "vector<double, fastest>");
+}
 
 }  // namespace
