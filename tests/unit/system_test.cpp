@@ -1,10 +1,13 @@
 #include <ccnuma/system.hpp>
 
+#include "../support/load_topology.hpp"
 #include "../support/run.hpp"
+#include "../../src/os/os.hpp"
 
 #include <gtest/gtest.h>
 #include <sys/mman.h>
 #include <sys/sysinfo.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -16,6 +19,8 @@
 #include <fstream>
 #include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace {
 
@@ -184,6 +189,115 @@ TEST(PlacementWarnings, SayWhatAReadFaultDoesOnThisKernel) {
     const bool warned = std::any_of(here.begin(), here.end(),
                                     [](const std::string& s) { return s.find("reads of untouched memory") != std::string::npos; });
     EXPECT_EQ(warned, ccnuma::support().read_fault != ccnuma::read_fault_kind::unknown);
+}
+
+// Issue 26: the weights Linux 6.16's weighted_interleave/auto chooses. Goldens worked by hand
+// from the rule: 32 x bandwidth / sum, rounded down, at least 1, then divided by the gcd.
+TEST(AutoInterleaveWeights, FollowLinux616) {
+    using weights = std::vector<std::pair<unsigned, unsigned>>;
+    // DRAM twice as fast as the far memory of a ccnuma-vm guest: 10:10:5:5, gcd 5.
+    EXPECT_EQ(ccnuma::auto_interleave_weights({{0, 1000}, {1, 1000}, {2, 500}, {3, 500}}),
+              (weights{{0, 2}, {1, 2}, {2, 1}, {3, 1}}));
+    // 3200000 / 100100 = 31; the slow node's share (1/1001) is below 1/32: 1.
+    EXPECT_EQ(ccnuma::auto_interleave_weights({{0, 100000}, {1, 100}}), (weights{{0, 31}, {1, 1}}));
+    // An unknown bandwidth counts 0 and gets 1; the only known one gets all 32.
+    EXPECT_EQ(ccnuma::auto_interleave_weights({{0, 1000}, {4, 0}}), (weights{{0, 32}, {4, 1}}));
+    EXPECT_EQ(ccnuma::auto_interleave_weights({{0, 0}, {1, 0}}), (weights{{0, 1}, {1, 1}}));
+    // Equal nodes: 16:16 reduced to 1:1.
+    EXPECT_EQ(ccnuma::auto_interleave_weights({{0, 7}, {1, 7}}), (weights{{0, 1}, {1, 1}}));
+    // From a topology: fakeheteromemtiers' 1000 (DRAM), 10000 (HBM), 100 (NVM) MiB/s, sum 22300:
+    // HBM 320000 / 22300 = 14, DRAM 32000 / 22300 = 1, NVM 1.
+    const auto t = test_support::load(std::string(CCNUMA_TOPOLOGY_DIR) + "/real/linux-fakeheteromemtiers.xml");
+    EXPECT_EQ(ccnuma::auto_interleave_weights(t),
+              (weights{{0, 1}, {1, 1}, {2, 14}, {4, 14}, {6, 1}, {8, 1}, {9, 1}}));
+    EXPECT_TRUE(ccnuma::auto_interleave_weights(test_support::load("pack:2 numa:1 core:1 pu:1")).empty())
+        << "no bandwidth known, no weights";
+}
+
+TEST(NumaBalancingMode, SpellsOutTheBits) {
+    EXPECT_EQ(ccnuma::numa_balancing_mode(std::nullopt), "not available");
+    EXPECT_EQ(ccnuma::numa_balancing_mode(0), "off");
+    EXPECT_EQ(ccnuma::numa_balancing_mode(1), "normal");
+    EXPECT_EQ(ccnuma::numa_balancing_mode(2), "memory tiering");
+    EXPECT_EQ(ccnuma::numa_balancing_mode(3), "normal + memory tiering");
+    EXPECT_EQ(ccnuma::numa_balancing_mode(6), "memory tiering + unknown bits");
+}
+
+// The warning of a tiered machine whose kernel interleaves with weights of 1, and its absence
+// where the weights are set or do not cover the topology's nodes (another machine's XML).
+TEST(PlacementWarnings, Issue26_TieredMachineWithWeightsOfOne) {
+    const auto t = test_support::load(std::string(CCNUMA_TOPOLOGY_DIR) + "/real/linux-fakeheteromemtiers.xml");
+    ccnuma::kernel_settings k;
+    k.numa_balancing = 0;
+    ccnuma::support_info quiet;
+    for (const auto& n : t.numa_nodes()) k.interleave_weights.emplace_back(n.os_index, 1u);
+    const auto tiered = [](const std::vector<std::string>& w) {
+        return std::count_if(w.begin(), w.end(), [](const auto& s) { return s.find("tiered memory") != std::string::npos; });
+    };
+    const auto w = ccnuma::placement_warnings(t, k, quiet);
+    ASSERT_EQ(tiered(w), 1) << ::testing::PrintToString(w);
+    const auto& text = *std::find_if(w.begin(), w.end(), [](const auto& s) { return s.find("tiered memory") != std::string::npos; });
+    EXPECT_NE(text.find("from node 0, node 0 reads at 1000 MB/s and node 8 at 100 MB/s"), std::string::npos) << text;
+    EXPECT_NE(text.find("echo W > /sys/kernel/mm/mempolicy/weighted_interleave/node<N>"), std::string::npos) << text;
+    EXPECT_NE(text.find("node2=14"), std::string::npos) << text;
+    EXPECT_NE(text.find("ccnuma-run -w"), std::string::npos) << text;
+    EXPECT_NE(text.find("ccnuma::weighted_interleave{}.weights(ccnuma::by_bandwidth)"), std::string::npos) << text;
+    auto set = k;
+    set.interleave_weights[2].second = 14;
+    EXPECT_EQ(tiered(ccnuma::placement_warnings(t, set, quiet)), 0) << "weights set";
+    auto partial = k;
+    partial.interleave_weights.pop_back();
+    EXPECT_EQ(tiered(ccnuma::placement_warnings(t, partial, quiet)), 0) << "node 9 has no weight here";
+    EXPECT_EQ(tiered(ccnuma::placement_warnings(test_support::load("pack:2 numa:1 core:1 pu:1"), k, quiet)), 0)
+        << "not tiered";
+}
+
+// The sysfs readers of the OS layer, on a fake /sys laid out as Linux 6.16 lays it out.
+TEST(SysfsReaders, Issue26_ReadTiersAccessAndWeightsUnderARoot) {
+    namespace fs = std::filesystem;
+    const fs::path root = fs::temp_directory_path() / ("ccnuma-sys-" + std::to_string(::getpid()));
+    fs::remove_all(root);
+    const auto put = [&](const std::string& path, const std::string& text) {
+        fs::create_directories((root / path).parent_path());
+        std::ofstream(root / path) << text;
+    };
+    put("devices/system/node/node0/cpulist", "0-1,4\n");
+    put("devices/system/node/node2/cpulist", "\n");
+    put("devices/virtual/memory_tiering/memory_tier4/nodelist", "0-1\n");
+    put("devices/virtual/memory_tiering/memory_tier22/nodelist", "2-3\n");
+    const std::string init = "devices/system/node/node2/access0/initiators/";
+    put(init + "read_bandwidth", "10240\n");
+    put(init + "write_bandwidth", "5120\n");
+    put(init + "read_latency", "200\n");
+    fs::create_directories(root / "devices/system/node/node0");
+    fs::create_symlink(root / "devices/system/node/node0", root / (init + "node0"));
+    put("kernel/mm/mempolicy/weighted_interleave/node0", "2\n");
+    put("kernel/mm/mempolicy/weighted_interleave/node2", "1\n");
+    put("kernel/mm/mempolicy/weighted_interleave/auto", "Y\n");
+    put("kernel/mm/numa/demotion_enabled", "false\n");
+    const std::string sys = root.string();
+
+    EXPECT_EQ(ccnuma::detail::node_cpus(0, sys), (std::vector<unsigned>{0, 1, 4}));
+    EXPECT_EQ(ccnuma::detail::node_cpus(2, sys), std::vector<unsigned>{});
+    EXPECT_EQ(ccnuma::detail::node_cpus(7, sys), std::nullopt);
+    using tiers = std::vector<std::pair<int, std::vector<unsigned>>>;
+    EXPECT_EQ(ccnuma::detail::memory_tiers(sys), (tiers{{4, {0, 1}}, {22, {2, 3}}})) << "ascending by id, not name";
+    const auto a = ccnuma::detail::node_access(2, 0, sys);
+    ASSERT_TRUE(a);
+    EXPECT_EQ(a->initiators, (std::vector<unsigned>{0}));
+    EXPECT_EQ(a->read_bandwidth, 10240u);
+    EXPECT_EQ(a->write_bandwidth, 5120u);
+    EXPECT_EQ(a->read_latency, 200u);
+    EXPECT_EQ(a->write_latency, 0u) << "absent file: unknown";
+    EXPECT_FALSE(ccnuma::detail::node_access(2, 1, sys));
+    using weights = std::vector<std::pair<unsigned, unsigned>>;
+    EXPECT_EQ(ccnuma::detail::interleave_weights(sys), (weights{{0, 2}, {2, 1}}));
+    EXPECT_EQ(ccnuma::detail::interleave_auto(sys), true);
+    EXPECT_EQ(ccnuma::detail::demotion_enabled(sys), false);
+    fs::remove_all(root);
+    EXPECT_TRUE(ccnuma::detail::memory_tiers(sys).empty());
+    EXPECT_EQ(ccnuma::detail::interleave_auto(sys), std::nullopt) << "before Linux 6.16";
+    EXPECT_EQ(ccnuma::detail::demotion_enabled(sys), std::nullopt);
 }
 
 }  // namespace

@@ -223,8 +223,9 @@ void print_text(const ccnuma::topology& t, const ccnuma::kernel_settings& k,
     std::printf("  demotion         %s\n", !k.demotion_enabled ? "not available (/sys/kernel/mm/numa/demotion_enabled)"
                                          : *k.demotion_enabled ? "enabled (reclaim moves cold pages to a slower tier)"
                                                                : "disabled");
-    std::printf("  weighted interleave  %s%s\n",
-                k.interleave_weights.empty() ? "not available (Linux 6.9)" : weights_text(k.interleave_weights).c_str(),
+    std::printf("  interleave       %s%s\n",
+                k.interleave_weights.empty() ? "no weighted interleave (Linux 6.9)"
+                                             : ("weights " + weights_text(k.interleave_weights)).c_str(),
                 k.interleave_weights.empty() ? ""
                 : !k.interleave_auto         ? " (no auto mode: before Linux 6.16)"
                 : *k.interleave_auto         ? " (auto: derived from bandwidths)"
