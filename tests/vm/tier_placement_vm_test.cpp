@@ -90,6 +90,8 @@ void expect_two_to_one(const ccnuma::policy& pol) {
     // Exactly 2:1 within one round: 2002 and 1000.
     EXPECT_EQ(on0, 2002u) << ccnuma::to_string(pol);
     EXPECT_EQ(on2, 1000u) << ccnuma::to_string(pol);
+    std::printf("%s of %zu pages: %s\n", ccnuma::to_string(pol).c_str(), pages,
+                ccnuma::node_histogram(nodes).to_string().c_str());
     ccnuma::deallocate(p, bytes, pol);
 }
 
@@ -184,6 +186,7 @@ TEST_F(TierPlacement, TiersSplitEachThreadsPartTwoToOneNearIt) {
     EXPECT_EQ(r.near, 1.0) << r.to_string();
     EXPECT_NEAR(r.locality, 2.0 / 3.0, 0.01) << r.to_string();
     EXPECT_NE(r.to_string().find(", near 100.0%, spilled "), std::string::npos) << r.to_string();
+    std::printf("%s of 24 MiB, 4 threads 4,scatter: %s\n", ccnuma::to_string(pol).c_str(), r.to_string().c_str());
     ccnuma::deallocate(p, bytes, pol);
 }
 
