@@ -14,8 +14,10 @@ namespace {
 
 constexpr const char* usage =
     "usage: ccnuma-info [--json] [--tree] [-i|--input FILE.xml|SYNTHETIC] | --help | --version\n"
-    "  Shows NUMA nodes, packages, cores, caches, distances and the allowed CPUs and nodes\n"
-    "  of this process, the kernel's NUMA balancing and THP settings, and warnings.\n"
+    "  Shows NUMA nodes (CPU-less memory, tiers, bandwidth and latency per initiator),\n"
+    "  each PU's local nodes fastest first, packages, cores, caches, distances and the\n"
+    "  allowed CPUs and nodes of this process, the kernel's NUMA balancing, demotion,\n"
+    "  weighted-interleave and THP settings, and warnings.\n"
     "  --json        one JSON object instead of text (schema_version 2)\n"
     "  --tree        also print the hardware tree down to cores\n"
     "  -i, --input   describe another machine, as lstopo -i: an hwloc XML export or a\n"
