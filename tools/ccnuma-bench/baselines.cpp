@@ -113,6 +113,12 @@ __attribute__((noinline)) void triad_piece(double* __restrict a, const double* _
         [=](std::size_t i) { return vadd(load(b + i), vmul(load(c + i), load(d + i))); });
 }
 
+__attribute__((noinline)) void scaled_triad_piece(double* __restrict a, const double* __restrict b,
+                                                  const double* __restrict c, double q, std::size_t len) {
+#pragma omp simd
+    for (std::size_t i = 0; i < len; ++i) a[i] = b[i] + q * c[i];
+}
+
 __attribute__((noinline)) double sum_piece(const double* __restrict a, std::size_t len) {
     vd s0 = zero(), s1 = zero(), s2 = zero(), s3 = zero();
     std::size_t i = 0;

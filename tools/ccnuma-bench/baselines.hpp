@@ -32,6 +32,9 @@ void static_block(std::size_t n, unsigned t, unsigned threads, std::size_t& lo, 
 
 void triad_piece(double* __restrict a, const double* __restrict b, const double* __restrict c,
                  const double* __restrict d, std::size_t len, stores s);
+/// STREAM's triad a = b + q * c, regular stores (tiers: only the placement under it varies).
+void scaled_triad_piece(double* __restrict a, const double* __restrict b, const double* __restrict c, double q,
+                        std::size_t len);
 /// Four vector accumulators (the widest the build has) and a scalar tail; in a fixed order.
 double sum_piece(const double* __restrict a, std::size_t len);
 

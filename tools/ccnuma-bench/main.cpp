@@ -107,7 +107,8 @@ int main(int argc, char** argv) try {
         {"triad", bench::triad},         {"stream", bench::stream},         {"sum", bench::sum},
         {"placement", bench::placement}, {"zero-page", bench::zero_page},   {"false-sharing", bench::false_sharing},
         {"sync", bench::sync},           {"dmvm", bench::dmvm},             {"jacobi", bench::jacobi},
-        {"nested-stream", bench::nested_stream}};
+        {"nested-stream", bench::nested_stream},
+        {"tiers", bench::tiers}};
     kernels.at(o.kernel)(o, out);
     out.finish();
     return 0;

@@ -67,7 +67,7 @@ constexpr double max_n = 1e10;  // 80 GB per double array: beyond any machine th
 
 const std::vector<std::string>& kernel_names() {
     static const std::vector<std::string> names{"triad",  "stream", "sum",          "placement", "zero-page", "false-sharing",
-                                                "sync",   "dmvm",   "jacobi",       "nested-stream"};
+                                                "sync",   "dmvm",   "jacobi",       "nested-stream", "tiers"};
     return names;
 }
 
@@ -148,6 +148,10 @@ kernels:
   jacobi         2D Jacobi sweeps for --duration, serial or parallel init: GB/s and pages local over
                  time (NUMA balancing), with numa_balancing and THP recorded
   nested-stream  STREAM triad in nested teams (--teams 2x1,1x2,2x2), bound and unbound
+  tiers          tiered memory: the bandwidth matrix (each package's threads reading each node) and
+                 STREAM's triad over the DRAM:far interleave ratios 1:0 to 0:1 with the tier policies
+                 (first_touch tiers, weighted_interleave by bandwidth, fastest) as variants; says where
+                 the optimum lies (--reps defaults to 11 here)
 
 options:
   -n, --n SIZES        sizes: "1e6", "1000,1e6" or a range "1e3:1e8:4/decade"
@@ -200,6 +204,7 @@ std::optional<options> parse(int argc, char** argv) {
         {"quiet", no_argument, nullptr, 'q'},           {"help", no_argument, nullptr, 'h'},
         {"version", no_argument, nullptr, 'V'},         {nullptr, 0, nullptr, 0}};
     options o;
+    bool reps_given = false;
     tools::option_parser p("ccnuma-bench", argc, argv, "+:n:t:b:p:r:qhV", longs);
     for (;;) {
         const int c = p.next(usage());
@@ -227,7 +232,10 @@ std::optional<options> parse(int argc, char** argv) {
                 else bad("--pages: \"" + arg + "\" is not base or huge");
                 break;
             case o_stores: o.stores = ccnuma::parse_stores(arg); break;
-            case 'r': o.reps = static_cast<int>(count("--reps", arg, 1, 1000)); break;
+            case 'r':
+                o.reps = static_cast<int>(count("--reps", arg, 1, 1000));
+                reps_given = true;
+                break;
             case o_min_time: {
                 const double v = number("--min-time", arg);
                 if (!(v > 0) || v > 10) bad("--min-time: \"" + arg + "\" is not seconds above 0 and up to 10");
@@ -274,7 +282,7 @@ std::optional<options> parse(int argc, char** argv) {
         }
     }
     if (p.index() < argc) bad("unexpected argument \"" + std::string(argv[p.index()]) + "\" after the kernel \"" + o.kernel + "\"");
-    if (o.kernel.empty()) bad("no kernel given (one of triad, stream, sum, placement, zero-page, false-sharing, sync, dmvm, jacobi, nested-stream; see --help)");
+    if (o.kernel.empty()) bad("no kernel given (one of triad, stream, sum, placement, zero-page, false-sharing, sync, dmvm, jacobi, nested-stream, tiers; see --help)");
     const auto& k = kernel_names();
     if (std::find(k.begin(), k.end(), o.kernel) == k.end()) bad("unknown kernel \"" + o.kernel + "\" (see ccnuma-bench --help)");
     if (o.peers && o.kernel != "triad" && o.kernel != "stream" && o.kernel != "sum")
@@ -288,6 +296,12 @@ std::optional<options> parse(int argc, char** argv) {
     if (o.duration && o.kernel != "jacobi") bad("--duration is for the jacobi kernel");
     if (!o.teams.empty() && o.kernel != "nested-stream" && o.kernel != "sync") bad("--teams is for the nested-stream and sync kernels");
     if (o.stores && o.kernel != "placement") bad("--stores is for the placement kernel (the others run every store mode)");
+    if (o.kernel == "tiers" && !reps_given) o.reps = 11;
+    if (o.kernel == "tiers" && !o.bind.empty())
+        bad("--bind is not for tiers: it binds each package's threads to that package's PUs itself (--threads T caps "
+            "each team at T)");
+    if (o.kernel == "tiers" && o.policy)
+        bad("--policy is not for tiers: its variants are the placements (--pages applies to all of them)");
     if (!o.bind.empty() && !o.threads.empty()) bad("--bind and --threads both set the team size: give one of them");
     return o;
 }

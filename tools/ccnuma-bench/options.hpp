@@ -19,7 +19,7 @@ struct options {
     std::optional<ccnuma::policy> policy; ///< --policy for the ccnuma containers
     std::optional<ccnuma::page_kind> pages;   ///< --pages base|huge
     std::optional<ccnuma::stores> stores; ///< placement: --stores regular|streaming|automatic
-    int reps = 5;
+    int reps = 5;  ///< tiers: 11 unless --reps is given, enough pairs for its verdicts
     double min_time = 0.01;  ///< seconds: the shortest timed call, sweeps are batched up to it
     std::string json, csv;
     bool quiet = false;

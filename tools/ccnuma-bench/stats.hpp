@@ -106,6 +106,36 @@ inline std::string to_string(verdict v) {
     return {};
 }
 
+/// The median of one variant's repetitions and its distribution-free 95% interval: the order
+/// statistics x(k) and x(n+1-k) with the largest k for which P(Binomial(n, 1/2) <= k-1) <= 2.5%,
+/// so the interval holds the true median with at least 95% probability. Fewer than 6
+/// repetitions give none (even x(1), x(n) would hold it with less than 95%).
+struct median_ci {
+    double median = 0, lo = 0, hi = 0;
+    bool has_interval = false;
+};
+
+inline median_ci median_interval(std::vector<double> v) {
+    median_ci m;
+    if (v.empty()) return m;
+    std::sort(v.begin(), v.end());
+    const std::size_t n = v.size();
+    m.median = n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+    // P(B <= j) for B ~ Binomial(n, 1/2), accumulated term by term.
+    double term = std::ldexp(1.0, -static_cast<int>(n)), below = term;  // P(B = 0), P(B <= 0)
+    std::size_t k = 0;
+    for (std::size_t j = 0; below <= 0.025 && j + 1 < n / 2 + 1; ++j) {
+        k = j + 1;
+        term = term * static_cast<double>(n - j) / static_cast<double>(j + 1);
+        below += term;
+    }
+    if (k == 0) return m;
+    m.lo = v[k - 1];
+    m.hi = v[n - k];
+    m.has_interval = true;
+    return m;
+}
+
 /// Mean and the half-width of its 95% confidence interval (Student's t), for EPCC-style
 /// overheads: the mean over the outer repetitions and its confidence.
 struct mean_ci {
