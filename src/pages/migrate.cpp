@@ -146,7 +146,14 @@ migrate_report migrate_range(void* ptr, std::size_t bytes, const policy& p, cons
         // Pages as the elements: the page decides anyway, and a loop over bytes would cost
         // O(bytes) for nothing.
         const auto team = detail::run_team(count, m.sched, {}, what);
-        const auto per_unit = detail::unit_nodes(team, ptr, bytes, page, unit);
+        auto per_unit = detail::unit_nodes(team, ptr, bytes, page, unit);
+        // The tier policies plan each unit's node (weights, tiers, free memory); a unit they
+        // leave to plain first touch goes to its owner's node.
+        if (m.act == detail::policy_meaning::action::write_planned) {
+            const auto planned = detail::plan_units(m, detail::policy_nodes(m, what), team, ptr, bytes, page, unit, what);
+            for (std::size_t k = 0; k < per_unit.size(); ++k)
+                if (planned[k] >= 0) per_unit[k] = planned[k];
+        }
         for (std::size_t i = 0; i < count; ++i)
             targets.push_back(per_unit[(first + i * page) / unit - reinterpret_cast<std::uintptr_t>(ptr) / unit]);
     } else {

@@ -530,4 +530,22 @@ TEST(Issue26, ContainersReportNearAndSpilled) {
     check(f.placement(), "vector<double, fastest>");
 }
 
+// Issue 26: migrate() to a tier policy moves pages to the nodes the policy plans; on one node
+// every written page is already there, and untouched ones are written by the policy after.
+TEST(Issue26, MigrateToTierPoliciesFollowsTheirPlan) {
+    const std::size_t bytes = 32 * page;
+    for (const ccnuma::policy& pol :
+         {ccnuma::policy(ccnuma::weighted_interleave{}.nodes({0}).weights({2})), ccnuma::policy(ccnuma::fastest{}),
+          ccnuma::policy(ccnuma::first_touch{}.tiers(ccnuma::by_bandwidth))}) {
+        SCOPED_TRACE(ccnuma::to_string(pol));
+        auto* p = static_cast<char*>(ccnuma::allocate(bytes, ccnuma::on_node(0)));
+        for (std::size_t i = 0; i < bytes / 2; i += page) p[i] = 1;
+        const auto r = ccnuma::migrate(p, bytes, pol);
+        EXPECT_EQ(r.already_there, 16u) << r.to_string();
+        EXPECT_EQ(r.not_present, 16u) << r.to_string();
+        for (int node : ccnuma::page_nodes(p, bytes)) EXPECT_EQ(node, 0);
+        ccnuma::deallocate(p, bytes, ccnuma::on_node(0));
+    }
+}
+
 }  // namespace

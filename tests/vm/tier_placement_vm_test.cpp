@@ -109,6 +109,20 @@ TEST_F(TierPlacement, WeightsByBandwidthFromNodeZeroAreTwoToOne) {
     expect_two_to_one(ccnuma::weighted_interleave{}.nodes({0, 2}).weights(ccnuma::by_bandwidth));
 }
 
+TEST_F(TierPlacement, MigrateToWeightedInterleaveFollowsThePattern) {
+    const std::size_t pages = 300, bytes = pages * page;
+    auto* p = static_cast<char*>(ccnuma::allocate(bytes, ccnuma::on_node(1)));
+    for (std::size_t i = 0; i < bytes; i += page) p[i] = static_cast<char>(i / page);
+    const auto r = ccnuma::migrate(p, bytes, ccnuma::weighted_interleave{}.nodes({0, 2}).weights({2, 1}));
+    EXPECT_EQ(r.moved, pages) << r.to_string();
+    const auto nodes = ccnuma::page_nodes(p, bytes);
+    for (std::size_t i = 0; i < pages; ++i) {
+        EXPECT_EQ(nodes[i], i % 3 < 2 ? 0 : 2) << "page " << i;
+        EXPECT_EQ(p[i * page], static_cast<char>(i)) << "page " << i;
+    }
+    ccnuma::deallocate(p, bytes, ccnuma::on_node(1));
+}
+
 TEST_F(TierPlacement, WeightedInterleaveWorksOnEveryCarrier) {
     const auto pol = ccnuma::weighted_interleave{}.nodes({0, 2}).weights({2, 1});
     const std::size_t n = 3 * 256 * page / sizeof(double);
