@@ -93,18 +93,17 @@ std::string tiered_weights_warning(const topology& topo, const kernel_settings& 
     if (!topo.is_tiered() || kernel.interleave_weights.empty()) return {};
     std::string differ;
     for (const auto& init : topo.numa_nodes()) {
-        const memory_access* fast = nullptr;
-        const memory_access* slow = nullptr;
-        unsigned fast_node = 0, slow_node = 0;
+        // (bandwidth, node) of the fastest and the slowest node this initiator reaches.
+        std::pair<std::uint64_t, unsigned> fast{0, 0}, slow{0, 0};
         for (const auto& n : topo.numa_nodes())
             if (const auto* a = topo.access(init.os_index, n.os_index); a && a->read_bandwidth) {
-                if (!fast || a->read_bandwidth > fast->read_bandwidth) fast = a, fast_node = n.os_index;
-                if (!slow || a->read_bandwidth < slow->read_bandwidth) slow = a, slow_node = n.os_index;
+                if (fast.first == 0 || a->read_bandwidth > fast.first) fast = {a->read_bandwidth, n.os_index};
+                if (slow.first == 0 || a->read_bandwidth < slow.first) slow = {a->read_bandwidth, n.os_index};
             }
-        if (fast && slow && fast->read_bandwidth != slow->read_bandwidth) {
-            differ = "from node " + std::to_string(init.os_index) + ", node " + std::to_string(fast_node) + " reads at " +
-                     std::to_string(fast->read_bandwidth) + " MB/s and node " + std::to_string(slow_node) + " at " +
-                     std::to_string(slow->read_bandwidth) + " MB/s";
+        if (fast.first != slow.first) {
+            differ = "from node " + std::to_string(init.os_index) + ", node " + std::to_string(fast.second) +
+                     " reads at " + std::to_string(fast.first) + " MB/s and node " + std::to_string(slow.second) +
+                     " at " + std::to_string(slow.first) + " MB/s";
             break;
         }
     }

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <map>
 #include <set>
 #include <tuple>
 
@@ -46,14 +47,14 @@ void decide_owners(hwloc_topology_t topo, const std::vector<hwloc_obj_t>& nodes,
             if (f.owner[static_cast<std::size_t>(p)] < 0) f.owner[static_cast<std::size_t>(p)] = static_cast<int>(n->os_index);
     }
     if (this_system) {
-        for (hwloc_obj_t n : nodes) {
-            const auto cpus = node_cpus(n->os_index);
-            if (!cpus) continue;
-            for (auto& o : f.owner)
-                if (o == static_cast<int>(n->os_index)) o = -1;
-            for (unsigned c : *cpus)
-                if (c <= max_pu) f.owner[c] = static_cast<int>(n->os_index);
-        }
+        std::map<unsigned, std::vector<unsigned>> told;
+        for (hwloc_obj_t n : nodes)
+            if (auto cpus = node_cpus(n->os_index)) told[n->os_index] = std::move(*cpus);
+        for (auto& o : f.owner)
+            if (o >= 0 && told.count(static_cast<unsigned>(o))) o = -1;
+        for (const auto& [node, cpus] : told)
+            for (unsigned c : cpus)
+                if (c <= max_pu) f.owner[c] = static_cast<int>(node);
     }
     for (hwloc_obj_t n : nodes) f.has_cpus[n->os_index] = false;
     for (int o : f.owner)
@@ -209,19 +210,21 @@ void apply_memory_facts(const memory_facts& f, std::vector<numa_node>& nodes, st
         return nullptr;
     };
     constexpr std::uint64_t unknown = std::numeric_limits<std::uint64_t>::max();
+    // A CPU-less node without memory (a generic initiator) holds no pages: no place to put them.
+    std::vector<std::size_t> far;
+    for (std::size_t i = 0; i < nodes.size(); ++i)
+        if (!nodes[i].has_cpus && nodes[i].memory_bytes != 0) far.push_back(i);
     for (auto& pu : pus) {
         const int own = pu.numa >= 0 ? pu.numa
                         : pu.os_index < f.owner.size() ? f.owner[pu.os_index]
                                                        : -1;
         std::vector<std::size_t> local;
-        for (std::size_t i = 0; i < nodes.size(); ++i) {
+        if (pu.numa >= 0)
+            if (const auto it = position.find(static_cast<unsigned>(pu.numa)); it != position.end())
+                local.push_back(it->second);
+        for (std::size_t i : far) {
             const auto& n = nodes[i];
-            if (static_cast<int>(n.os_index) == pu.numa) {
-                local.push_back(i);
-                continue;
-            }
-            // A node without memory (a generic initiator) holds no pages, so it is no place to put them.
-            if (n.has_cpus || n.memory_bytes == 0) continue;
+            if (static_cast<int>(n.os_index) == pu.numa) continue;
             const auto loc = f.locality.find(n.os_index);
             const bool covers = loc != f.locality.end() && pu.os_index < loc->second.size() && loc->second[pu.os_index];
             const bool near = own >= 0 && access_of(static_cast<unsigned>(own), n) != nullptr;
