@@ -5,15 +5,17 @@
 ///
 /// Which exceptions, and why (docs/error.md has the table):
 ///  - ccnuma::error (a std::system_error; errc below) for every failure of ccnuma's own:
-///    a bad spec, policy, node or option, a team larger than the machine, a topology that
-///    cannot be loaded, a failed system call, a missing capability.
+///    a bad spec, policy, node, weight or option, an allocation larger than its nodes hold,
+///    a team larger than the machine, a topology that cannot be loaded, a failed system call,
+///    a missing capability.
 ///  - The containers (vector, seg_array, per_thread, vector expressions, allocator) throw what
 ///    std::vector or std::allocator would where those would, so code written against them
 ///    keeps its catch clauses: std::out_of_range from at(i) and per_thread::local(),
 ///    std::length_error for a size beyond max_size() or the address space, operands of
 ///    different sizes, and min/max of an empty operand, std::invalid_argument for
 ///    seg::count(0), std::bad_array_new_length from allocator<T>::allocate, and std::bad_alloc
-///    when memory cannot be mapped or the policy's nodes cannot hold it (also from allocate()).
+///    when memory cannot be mapped (also from allocate()). More than the policy's nodes hold
+///    is ccnuma::error (errc::infeasible), refused before anything is mapped.
 ///  - Whatever a user's element type, generator or apply() function throws, carried out of the
 ///    parallel region and rethrown on the calling thread.
 /// Every message is formatted in src/error.cpp: "ccnuma: <operation>: <problem> (<valid>)" for
@@ -36,7 +38,8 @@ namespace ccnuma {
 /// What went wrong, coarsely; the message says the rest.
 enum class errc {
     invalid_argument = 1,  ///< malformed spec, list or option
-    infeasible,            ///< a well-formed request this machine cannot satisfy
+    infeasible,            ///< a well-formed request this machine cannot satisfy (more memory
+                           ///< than the nodes hold, more threads than PUs)
     topology,              ///< the topology could not be read or loaded
     system,                ///< a system call failed; see the message for errno
     not_supported,         ///< the operation needs something this host or topology lacks
