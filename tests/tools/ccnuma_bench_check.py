@@ -181,6 +181,8 @@ def kernel_test(binary, kernel, extra):
             check(len(two) == 2 and all("false_sharing_alone=" in r["counters"] for r in two),
                   "false_sharing_alone on the 2-thread rows: %s" % [r["counters"] for r in two])
             check(out.count("false sharing alone ") == 2, "false-sharing notes the part that is false sharing alone")
+        if kernel == "tiers":
+            tiers_checks(doc, rows, out)
         if kernel == "placement":
             variants = {r["variant"] for r in rows}
             check(len(variants) == 9, "placement runs 9 variants: %s" % sorted(variants))
@@ -191,6 +193,52 @@ def kernel_test(binary, kernel, extra):
             check(len(modes) == 1, "one store mode for all placement variants: %s" % modes)
             check("every variant runs the same compiled loop" in out, "placement says its variants run one loop")
     print("ok: %s %s" % (kernel, " ".join(extra)))
+
+
+def tiers_checks(doc, rows, out):
+    """tiers: a matrix cell per package and node with memory, each validated (a wrong sum exits 1),
+    its median inside its interval where it has one; on a machine without a CPU-less node the
+    note that says so and no sweep, else every sweep point's pages where its ratio put them."""
+    # The kernel's own lists, not the tool's: nodes with memory this process may use, and of
+    # them those without CPUs.
+    def node_list(text):
+        out = set()
+        for part in text.strip().split(","):
+            if part:
+                lo, _, hi = part.partition("-")
+                out.update(range(int(lo), int(hi or lo) + 1))
+        return out
+    allowed = next(l.split(":")[1] for l in open("/proc/self/status") if l.startswith("Mems_allowed_list:"))
+    memory = node_list(open("/sys/devices/system/node/has_memory").read()) & node_list(allowed)
+    far = memory - node_list(open("/sys/devices/system/node/has_cpu").read())
+    nodes = [{"os_index": n} for n in sorted(memory)]
+    its = [b for b in doc["benchmarks"] if b["run_type"] == "iteration"]
+    reads = [b for b in its if b["kernel"] == "tiers-read"]
+    cells = {(b["variant"].split(" reads node ")[0], int(b["node"])) for b in reads}
+    packages = {p for p, _ in cells}
+    check(len(cells) == len(packages) * len(nodes) and {n for _, n in cells} == {n["os_index"] for n in nodes},
+          "tiers: a matrix cell per package and node with memory: %s" % sorted(cells))
+    check(all(b["threads_off_their_pu"] == 0 for b in its), "tiers: every thread ran on its PU")
+    for b in reads:
+        check(b["local"] in (0, 1) and b["node_has_cpus"] in (0, 1), "tiers-read facts: %s" % b["name"])
+    check(out.count("# tiers bandwidth matrix, n = ") == len({b["n"] for b in reads}), "tiers prints the matrix")
+    triads = [b for b in its if b["kernel"] == "tiers-triad"]
+    if not far:
+        check("# tiers: no CPU-less node among the allowed nodes" in out and "only the bandwidth matrix ran" in out,
+              "tiers says there is no far node and that only the matrix ran")
+        check(not triads, "tiers runs no sweep without a far node")
+        check(any(n.startswith("tiers: no CPU-less node") for n in doc["context"]["notes"]), "the note is in the JSON")
+        return
+    ratios = {b["variant"].split(" ")[1] for b in triads if b["variant"].startswith("DRAM:far ")}
+    check(ratios == {"1:0", "4:1", "3:1", "2:1", "1:1", "1:2", "0:1"}, "tiers sweeps the ratios: %s" % sorted(ratios))
+    for b in triads:
+        pages = sum(v for k, v in b.items() if k.startswith("pages_on_node"))
+        check(pages > 0 and b.get("pages_not_present", 0) == 0, "tiers: every page of %s has a frame" % b["variant"])
+        if "dram_weight" in b:
+            asked = b["far_weight"] / (b["dram_weight"] + b["far_weight"])
+            check(abs(b["far_share"] - asked) <= 3 * (b["dram_weight"] + b["far_weight"]) / pages + 1e-9,
+                  "tiers: %s puts %.3f of its pages on the far node" % (b["variant"], b["far_share"]))
+    check("the highest median is DRAM:far " in out, "tiers names the best ratio")
 
 
 def ccnuma_huge_page_is_not_2mib(rows):
