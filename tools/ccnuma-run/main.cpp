@@ -88,6 +88,7 @@ int run(int argc, char** argv) {
         memory = topo.is_this_system() ? ccnuma::memory_policy::parse(o.memory->kind, nodes)
                                        : ccnuma::memory_policy::parse(o.memory->kind, nodes, topo.allowed_nodes());
         if (o.balancing) memory = memory->with_balancing();
+        if (topo.is_this_system() && !o.quiet && !o.json) hint_kernel_weights(*memory, topo);
         // Slurm bound this task's memory already (srun --mem-bind): a policy on other nodes
         // would silently undo it, so say which two disagree.
         if (memory->kind != ccnuma::memory_policy::mode::local && topo.is_this_system())

@@ -60,6 +60,9 @@ std::string node_set_text(const std::string& option, const std::string& text, co
 // show.cpp
 int show(bool json);
 int hardware();
+/// -w with all of its nodes' kernel weights equal on a tiered machine: one note on stderr with
+/// the weights the bandwidths give and how to set them.
+void hint_kernel_weights(const ccnuma::memory_policy& policy, const ccnuma::topology& topo);
 
 // plan_output.cpp
 void print_plan(const std::optional<ccnuma::binding_plan>& plan, const ccnuma::omp_realization& omp,

@@ -7,8 +7,11 @@
 #include <ccnuma/detail/json.hpp>
 #include <ccnuma/detail/os.hpp>
 
+#include <ccnuma/system.hpp>
+
 #include <algorithm>
 #include <cstdio>
+#include <functional>
 
 namespace tools::run {
 
@@ -25,6 +28,15 @@ std::string numactl_name(ccnuma::memory_policy::mode m) {
         case mode::weighted_interleave: return "weighted-interleave";
     }
     return "unknown";
+}
+
+/// The kernel's weighted-interleave weight of each allowed node (node, weight), node
+/// ascending; empty where the kernel has none (before Linux 6.9).
+std::vector<std::pair<unsigned, unsigned>> kernel_weights(const ccnuma::topology& topo) {
+    std::vector<std::pair<unsigned, unsigned>> w;
+    for (const auto& n : topo.numa_nodes())
+        if (n.interleave_weight) w.emplace_back(n.os_index, n.interleave_weight);
+    return w;
 }
 
 // numactl's printmask(): "label: 0 1 2 \n".
@@ -56,6 +68,17 @@ int show(bool json) {
     using mode = ccnuma::memory_policy::mode;
     const auto mems = policy.kind == mode::bind ? policy.nodes : ccnuma::parse_node_set("all");
     const auto spec = ccnuma::binding_spec::from_environment();
+    const auto weights = kernel_weights(topo);
+    // MPOL_WEIGHTED_INTERLEAVE's pattern: each node of the policy as many pages in a row as its
+    // weight says, the round repeating; the kernel takes a node without a weight as 1.
+    std::vector<std::pair<unsigned, unsigned>> pattern;
+    if (policy.kind == mode::weighted_interleave)
+        for (unsigned node : policy.nodes) {
+            unsigned w = 1;
+            for (const auto& [n, weight] : weights)
+                if (n == node) w = weight;
+            pattern.emplace_back(node, w);
+        }
     if (json) {
         ccnuma::detail::json doc;
         doc["schema_version"] = json_schema_version;
@@ -66,6 +89,12 @@ int show(bool json) {
         doc["membind"] = mems;
         doc["preferred"] = policy.nodes;
         doc["binding_spec"] = spec.empty() ? ccnuma::detail::json(nullptr) : ccnuma::detail::json(spec.to_string());
+        doc["interleave_weights"] = ccnuma::detail::json::array();
+        for (const auto& [n, w] : weights) doc["interleave_weights"].push_back({{"node", n}, {"weight", w}});
+        if (!pattern.empty()) {
+            doc["interleave_pattern"] = ccnuma::detail::json::array();
+            for (const auto& [n, w] : pattern) doc["interleave_pattern"].push_back({{"node", n}, {"pages", w}});
+        }
         for (const char* name : tools::slurm::binding_variables)
             if (const auto v = tools::slurm::variable(name)) doc["slurm"][name] = *v;
         std::puts(doc.dump().c_str());
@@ -92,9 +121,52 @@ int show(bool json) {
     // ccnuma's additions, after numactl's lines.
     std::printf("ccnuma policy: %s\n", policy.to_string().c_str());
     std::printf("numa balancing: %s\n", policy.numa_balancing ? "on (MPOL_F_NUMA_BALANCING)" : "off");
+    std::string in_force;
+    for (const auto& [n, w] : weights)
+        in_force += (in_force.empty() ? "" : " ") + ("node" + std::to_string(n)) + "=" + std::to_string(w);
+    // Linux 6.16 derives them from the bandwidths until one is written (weighted_interleave/auto).
+    if (!in_force.empty() && ccnuma::kernel_settings::read().interleave_auto.value_or(false))
+        in_force += " (auto: the kernel derives them from the nodes' bandwidths)";
+    std::printf("weighted interleave weights: %s\n",
+                in_force.empty() ? "none (no /sys/kernel/mm/mempolicy/weighted_interleave: Linux 6.9 or later has them)"
+                                 : in_force.c_str());
+    if (!pattern.empty()) {
+        std::string round;
+        unsigned pages = 0;
+        for (const auto& [n, w] : pattern) {
+            round += (round.empty() ? "" : ", ") + ("node " + std::to_string(n)) + " x" + std::to_string(w);
+            pages += w;
+        }
+        std::printf("weighted interleave pattern: %s (a round of %u page%s)\n", round.c_str(), pages, pages == 1 ? "" : "s");
+    }
     std::printf("binding spec: %s\n", spec.empty() ? "none" : spec.to_string().c_str());
     for (const auto& line : tools::slurm::binding_lines()) std::printf("slurm: %s\n", line.c_str());
     return 0;
+}
+
+// -w on a tiered machine whose kernel weights are all equal interleaves DRAM and far memory
+// page for page, which wastes DRAM's bandwidth; the weights the kernel's own rule derives from
+// the bandwidths (auto_interleave_weights, Linux 6.16's weighted_interleave/auto) say what to set.
+void hint_kernel_weights(const ccnuma::memory_policy& policy, const ccnuma::topology& topo) {
+    if (policy.kind != ccnuma::memory_policy::mode::weighted_interleave || !topo.is_tiered()) return;
+    const auto weights = kernel_weights(topo);
+    std::vector<unsigned> mine;
+    for (const auto& [n, w] : weights)
+        if (std::find(policy.nodes.begin(), policy.nodes.end(), n) != policy.nodes.end()) mine.push_back(w);
+    if (mine.size() < 2 || std::adjacent_find(mine.begin(), mine.end(), std::not_equal_to<>{}) != mine.end()) return;
+    std::string set;
+    for (const auto& [n, w] : ccnuma::auto_interleave_weights(topo))
+        if (std::find(policy.nodes.begin(), policy.nodes.end(), n) != policy.nodes.end())
+            set += (set.empty() ? "" : "; ") + ("echo " + std::to_string(w)) +
+                   " | sudo tee /sys/kernel/mm/mempolicy/weighted_interleave/node" + std::to_string(n);
+    std::fprintf(stderr,
+                 "ccnuma-run: note: the kernel's weighted-interleave weights of nodes %s are all %u on this tiered "
+                 "machine, so -w spreads the pages evenly over tiers of different bandwidth; %s, or place one "
+                 "allocation with ccnuma::weighted_interleave{}.weights(ccnuma::by_bandwidth)\n",
+                 ccnuma::format_list(policy.nodes).c_str(), mine.front(),
+                 set.empty() ? "the firmware gives no bandwidths: measure them with ccnuma-bench tiers and set "
+                               "/sys/kernel/mm/mempolicy/weighted_interleave/node<N> from them"
+                             : ("the bandwidths give: " + set).c_str());
 }
 
 // numactl -H: nodes, their CPUs, size and free memory, and the distance table, in numactl's format.
