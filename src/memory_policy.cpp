@@ -20,9 +20,10 @@ namespace ccnuma {
 
 namespace {
 
-// The kernel's numbers for the modes newer than Debian 12's <linux/mempolicy.h>.
+// The kernel's numbers for the modes newer than Debian 12's <linux/mempolicy.h>; the weighted
+// interleave's is placement_internal.hpp's, which weighted_interleave{} uses too.
 constexpr int mpol_preferred_many = 5;
-constexpr int mpol_weighted_interleave = 6;
+using detail::mpol_weighted_interleave;
 // MPOL_F_NUMA_BALANCING (Linux 5.12), also newer than some headers.
 constexpr int mpol_f_numa_balancing = 1 << 13;
 
