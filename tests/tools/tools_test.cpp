@@ -806,13 +806,49 @@ TEST(Issue24, RunShortLettersAreNumactls) {
     EXPECT_EQ(nlohmann::json::parse(all.out).at("threads").size(), 1u);
 }
 
+// Issue 26: --show prints the kernel's weighted-interleave weights, as its sysfs holds them, and
+// under -w the round of pages they give; a kernel without them (before 6.9) is named.
+TEST(Issue26, RunShowsTheKernelsInterleaveWeights) {
+    const unsigned node = ccnuma::parse_node_set("all").front();
+    std::ifstream file("/sys/kernel/mm/mempolicy/weighted_interleave/node" + std::to_string(node));
+    unsigned weight = 0;
+    const bool kernel_has_weights = static_cast<bool>(file >> weight);
+    const auto plain = run(run_tool + " --show");
+    ASSERT_EQ(plain.status, 0) << plain.err;
+    if (!kernel_has_weights) {
+        EXPECT_NE(plain.out.find("\nweighted interleave weights: none (no /sys/kernel/mm/mempolicy/weighted_interleave: "
+                                 "Linux 6.9 or later has them)\n"),
+                  std::string::npos)
+            << plain.out;
+        return;
+    }
+    const std::string mine = "node" + std::to_string(node) + "=" + std::to_string(weight);
+    EXPECT_NE(plain.out.find("\nweighted interleave weights: " + mine), std::string::npos) << plain.out;
+    EXPECT_EQ(plain.out.find("weighted interleave pattern"), std::string::npos) << "no pattern without -w: " << plain.out;
+    const auto weighted = run(run_tool + " -w " + std::to_string(node) + " -- " + run_tool + " --show");
+    ASSERT_EQ(weighted.status, 0) << weighted.err;
+    EXPECT_NE(weighted.out.find("\nweighted interleave pattern: node " + std::to_string(node) + " x" +
+                                std::to_string(weight) + " (a round of " + std::to_string(weight) + " page"),
+              std::string::npos)
+        << weighted.out;
+    const auto as_json = run(run_tool + " -w " + std::to_string(node) + " -- " + run_tool + " --show --json");
+    ASSERT_EQ(as_json.status, 0) << as_json.err;
+    const auto doc = nlohmann::json::parse(as_json.out);
+    EXPECT_EQ(doc.at("interleave_pattern"), nlohmann::json::parse("[{\"node\":" + std::to_string(node) +
+                                                                  ",\"pages\":" + std::to_string(weight) + "}]"));
+    bool listed = false;
+    for (const auto& w : doc.at("interleave_weights"))
+        listed = listed || (w.at("node") == node && w.at("weight") == weight);
+    EXPECT_TRUE(listed) << as_json.out;
+}
+
 // --show: numactl's labels and meanings first (policy: default; membind lists the policy's nodes).
 TEST(Issue24, RunShowPrintsNumactlsLabels) {
     const auto plain = run(run_tool + " -s");
     ASSERT_EQ(plain.status, 0) << plain.err;
     EXPECT_EQ(plain.out.rfind("policy: default\npreferred node: current\nphyscpubind: ", 0), 0u) << plain.out;
     const std::string labels[] = {"\ncpubind: ", "\nnodebind: ", "\nmembind: ", "\npreferred: \n", "\nccnuma policy: local\n",
-                                  "\nnuma balancing: off\n", "\nbinding spec: none\n"};
+                                  "\nnuma balancing: off\n", "\nweighted interleave weights: ", "\nbinding spec: none\n"};
     std::size_t at = 0;
     for (const auto& l : labels) {
         const auto found = plain.out.find(l, at);
