@@ -122,7 +122,12 @@ struct meaning_visitor {
             for (std::size_t i = 0; i < n; ++i)
                 args += std::string(i ? "," : "") + (i < x.node_set.size() ? std::to_string(x.node_set[i]) : "?") +
                         ":" + (i < x.weight_set.size() ? std::to_string(x.weight_set[i]) : "?");
-            if (x.node_set.empty()) args = "all:" + format_list(x.weight_set);
+            if (x.node_set.empty()) {
+                // Weights are not a set: "all:2,2,1", never compressed to a range.
+                args = "all:";
+                for (std::size_t i = 0; i < x.weight_set.size(); ++i)
+                    args += (i ? "," : "") + std::to_string(x.weight_set[i]);
+            }
         }
         auto m = meaning(policy_meaning::action::write_planned, MPOL_BIND, x.node_set, false, {}, x.page,
                          with_args("weighted_interleave", args + page_args(x.page)));

@@ -50,6 +50,7 @@ TEST(Issue26, TierPoliciesNameThemselves) {
               "weighted_interleave(0,2,by_bandwidth)");
     EXPECT_EQ(ccnuma::to_string(ccnuma::weighted_interleave{}.nodes({0, 2})), "weighted_interleave(0,2)");
     EXPECT_EQ(ccnuma::to_string(ccnuma::weighted_interleave{}), "weighted_interleave(all)");
+    EXPECT_EQ(ccnuma::to_string(ccnuma::weighted_interleave{}.weights({1, 2, 3})), "weighted_interleave(all:1,2,3)");
     EXPECT_EQ(ccnuma::to_string(ccnuma::weighted_interleave{}.nodes({0}).weights({3}).pages(ccnuma::page_kind::huge)),
               "weighted_interleave(0:3,huge)");
     // A count mismatch still shows every input, so its error names what was given.
