@@ -29,7 +29,8 @@ hwloc_const_bitmap_t whole_cpuset(hwloc_obj_t o) { return o->complete_cpuset ? o
 // The PU belongs to the most local of them (the smallest cpuset), and among equals to the
 // lowest OS index: firmware numbers the nodes with CPUs before the memory-only ones. This
 // machine's sysfs cpulist overrides the rule where the kernel tells.
-void decide_owners(hwloc_topology_t topo, const std::vector<hwloc_obj_t>& nodes, bool this_system, memory_facts& f) {
+void decide_owners(hwloc_topology_t topo, const std::vector<hwloc_obj_t>& nodes, bool this_system,
+                   const std::string& sys, memory_facts& f) {
     unsigned max_pu = 0;
     for (hwloc_obj_t pu = nullptr; (pu = hwloc_get_next_obj_by_type(topo, HWLOC_OBJ_PU, pu));)
         max_pu = std::max(max_pu, pu->os_index);
@@ -49,7 +50,7 @@ void decide_owners(hwloc_topology_t topo, const std::vector<hwloc_obj_t>& nodes,
     if (this_system) {
         std::map<unsigned, std::vector<unsigned>> told;
         for (hwloc_obj_t n : nodes)
-            if (auto cpus = node_cpus(n->os_index)) told[n->os_index] = std::move(*cpus);
+            if (auto cpus = node_cpus(n->os_index, sys)) told[n->os_index] = std::move(*cpus);
         for (auto& o : f.owner)
             if (o >= 0 && told.count(static_cast<unsigned>(o))) o = -1;
         for (const auto& [node, cpus] : told)
@@ -130,10 +131,10 @@ void read_memattrs(hwloc_topology_t topo, const std::vector<hwloc_obj_t>& nodes,
 // The kernel's HMAT view, where hwloc had none for a node: access0 holds the best initiators of
 // any kind, access1 the best CPU initiators; a node near a GPU or accelerator node only has
 // CPU initiators in access1.
-void read_sysfs_access(const std::vector<hwloc_obj_t>& nodes, memory_facts& f) {
+void read_sysfs_access(const std::vector<hwloc_obj_t>& nodes, const std::string& sys, memory_facts& f) {
     for (hwloc_obj_t n : nodes) {
         if (f.access.count(n->os_index)) continue;
-        auto cls = node_access(n->os_index, 0);
+        auto cls = node_access(n->os_index, 0, sys);
         const auto has_cpu_initiator = [&](const node_access_class& c) {
             return std::any_of(c.initiators.begin(), c.initiators.end(), [&](unsigned i) {
                 const auto it = f.has_cpus.find(i);
@@ -141,7 +142,7 @@ void read_sysfs_access(const std::vector<hwloc_obj_t>& nodes, memory_facts& f) {
             });
         };
         if (!cls || !has_cpu_initiator(*cls)) {
-            if (auto cpu = node_access(n->os_index, 1); cpu && has_cpu_initiator(*cpu)) cls = cpu;
+            if (auto cpu = node_access(n->os_index, 1, sys); cpu && has_cpu_initiator(*cpu)) cls = cpu;
         }
         if (!cls) continue;
         std::vector<memory_access> list;
@@ -151,9 +152,9 @@ void read_sysfs_access(const std::vector<hwloc_obj_t>& nodes, memory_facts& f) {
     }
 }
 
-void read_tiers(const std::vector<hwloc_obj_t>& nodes, bool this_system, memory_facts& f) {
+void read_tiers(const std::vector<hwloc_obj_t>& nodes, bool this_system, const std::string& sys, memory_facts& f) {
     if (this_system) {
-        for (const auto& [id, members] : memory_tiers())
+        for (const auto& [id, members] : memory_tiers(sys))
             for (unsigned node : members) f.tier_id[node] = id;
         if (!f.tier_id.empty()) {
             f.tier_from = tier_source::kernel;
@@ -168,16 +169,16 @@ void read_tiers(const std::vector<hwloc_obj_t>& nodes, bool this_system, memory_
 
 }  // namespace
 
-memory_facts read_memory_facts(hwloc_topology_t whole, bool this_system) {
+memory_facts read_memory_facts(hwloc_topology_t whole, bool this_system, const std::string& sys) {
     memory_facts f;
     const auto nodes = numa_objects(whole);
-    decide_owners(whole, nodes, this_system, f);
+    decide_owners(whole, nodes, this_system, sys, f);
     read_memattrs(whole, nodes, f);
     if (this_system) {
-        read_sysfs_access(nodes, f);
-        for (const auto& [node, weight] : interleave_weights()) f.interleave_weight[node] = weight;
+        read_sysfs_access(nodes, sys, f);
+        for (const auto& [node, weight] : interleave_weights(sys)) f.interleave_weight[node] = weight;
     }
-    read_tiers(nodes, this_system, f);
+    read_tiers(nodes, this_system, sys, f);
     return f;
 }
 

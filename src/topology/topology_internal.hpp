@@ -72,8 +72,9 @@ struct memory_facts {
 };
 
 /// Reads the facts from `whole` (the loaded, unrestricted machine) and, where the snapshot is
-/// of this system, from the kernel's sysfs where hwloc has nothing.
-memory_facts read_memory_facts(hwloc_topology_t whole, bool this_system);
+/// of this system, from the kernel's sysfs under `sys` where hwloc has nothing (tests hand a
+/// fake tree).
+memory_facts read_memory_facts(hwloc_topology_t whole, bool this_system, const std::string& sys = "/sys");
 
 /// Fills numa_node::{has_cpus, tier, tier_from, kernel_tier_id, access, interleave_weight}
 /// and pu_info::local_nodes of a built snapshot (`distances` in `nodes` order).

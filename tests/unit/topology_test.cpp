@@ -2,15 +2,18 @@
 #include <ccnuma/topology.hpp>
 
 #include "../support/load_topology.hpp"
+#include "../../src/topology/topology_internal.hpp"
 #include "../../src/topology_source.hpp"
 
 #include <gtest/gtest.h>
 #include <sched.h>
 #include <sys/resource.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
 #include <csignal>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <stdexcept>
@@ -524,4 +527,77 @@ TEST(Topology, Issue26_KnlMcdramIsCpuLessAndFaster) {
     const auto v1 = load(real_file("64intel64-fakeKNL-SNC4-hybrid.v1tov2.xml"));
     EXPECT_FALSE(node(v1, 7).has_cpus);
     EXPECT_EQ(v1.pu(0).local_nodes, (std::vector<unsigned>{0}));
+}
+
+// The kernel's path, on a fake /sys: what this machine's snapshot reads where hwloc has no
+// memory attributes (a synthetic machine with a CPU-less node per package has none). The
+// kernel's cpulist decides has_cpus, memory_tiering the tiers (ids 4 and 22 ranked 0 and 1),
+// access0 the bandwidths, and access1 where access0's only initiator is not a CPU node.
+TEST(Topology, Issue26_KernelSysfsWhereHwlocHasNothing) {
+    namespace fs = std::filesystem;
+    const fs::path root = fs::temp_directory_path() / ("ccnuma-topo-sys-" + std::to_string(::getpid()));
+    fs::remove_all(root);
+    const auto put = [&](const std::string& path, const std::string& text) {
+        fs::create_directories((root / path).parent_path());
+        std::ofstream(root / path) << text;
+    };
+    const std::string node = "devices/system/node/node";
+    const auto link = [&](unsigned target, unsigned from, unsigned cls) {
+        const auto dir = root / (node + std::to_string(target) + "/access" + std::to_string(cls) + "/initiators");
+        fs::create_directories(dir);
+        fs::create_directories(root / (node + std::to_string(from)));
+        fs::create_symlink(root / (node + std::to_string(from)), dir / ("node" + std::to_string(from)));
+    };
+    const auto values = [&](unsigned target, unsigned cls, const std::string& bw, const std::string& lat) {
+        const std::string dir = node + std::to_string(target) + "/access" + std::to_string(cls) + "/initiators/";
+        for (const char* f : {"read_bandwidth", "write_bandwidth"}) put(dir + f, bw + "\n");
+        for (const char* f : {"read_latency", "write_latency"}) put(dir + f, lat + "\n");
+    };
+    put(node + "0/cpulist", "0\n");
+    put(node + "1/cpulist", "\n");
+    put(node + "2/cpulist", "1\n");
+    put(node + "3/cpulist", "\n");
+    for (unsigned n : {0u, 2u}) {
+        link(n, n, 0);
+        values(n, 0, "20480", "100");
+    }
+    link(1, 0, 0);
+    values(1, 0, "10240", "200");
+    link(3, 4, 0);  // a generic initiator (no CPUs): the CPU initiators are in access1
+    values(3, 0, "40960", "50");
+    link(3, 2, 1);
+    values(3, 1, "5120", "300");
+    put("devices/virtual/memory_tiering/memory_tier4/nodelist", "0,2\n");
+    put("devices/virtual/memory_tiering/memory_tier22/nodelist", "1,3\n");
+    for (unsigned n = 0; n < 4; ++n) put("kernel/mm/mempolicy/weighted_interleave/node" + std::to_string(n), "1\n");
+
+    const std::string shape = "pack:2 [numa(memory=1GB)] [numa(memory=512MB)] core:1 pu:1";
+    auto h = ccnuma::detail::open_hwloc(0);
+    ASSERT_EQ(hwloc_topology_set_synthetic(h.get(), shape.c_str()), 0);
+    ASSERT_EQ(hwloc_topology_load(h.get()), 0);
+    const auto facts = ccnuma::detail::read_memory_facts(h.get(), true, root.string());
+    fs::remove_all(root);
+    const auto t = load(shape);
+    auto nodes = t.numa_nodes();
+    auto pus = t.pus();
+    ccnuma::detail::apply_memory_facts(facts, nodes, pus, t.distances());
+
+    ASSERT_EQ(nodes.size(), 4u);
+    for (unsigned n = 0; n < 4; ++n) {
+        EXPECT_EQ(nodes[n].has_cpus, n % 2 == 0) << n;
+        EXPECT_EQ(nodes[n].tier, static_cast<int>(n % 2)) << n;
+        EXPECT_EQ(nodes[n].tier_from, ccnuma::tier_source::kernel);
+        EXPECT_EQ(nodes[n].kernel_tier_id, n % 2 ? 22 : 4);
+        EXPECT_EQ(nodes[n].interleave_weight, 1u);
+    }
+    EXPECT_EQ(nodes[0].access, (std::vector<ccnuma::memory_access>{{0, 20480, 20480, 100, 100}}));
+    EXPECT_EQ(nodes[1].access, (std::vector<ccnuma::memory_access>{{0, 10240, 10240, 200, 200}}));
+    EXPECT_EQ(nodes[3].access, (std::vector<ccnuma::memory_access>{{2, 5120, 5120, 300, 300}}));
+    EXPECT_EQ(pus[0].local_nodes, (std::vector<unsigned>{0, 1}));
+    EXPECT_EQ(pus[1].local_nodes, (std::vector<unsigned>{2, 3}));
+    // Without the kernel's word (another machine), hwloc's view alone: no tiers, no access.
+    const auto plain = ccnuma::detail::read_memory_facts(h.get(), false, "/nonexistent");
+    EXPECT_TRUE(plain.access.empty());
+    EXPECT_EQ(plain.tier_from, ccnuma::tier_source::none);
+    EXPECT_FALSE(plain.has_cpus.at(1)) << "the smaller-locality, lower-index rule agrees with the kernel here";
 }

@@ -120,7 +120,7 @@ void print_memory(const ccnuma::topology& t) {
             std::sort(pus.begin(), pus.end());
             std::string order;
             for (unsigned n : nodes) order += (order.empty() ? "" : ", ") + std::to_string(n);
-            std::printf("  PUs %s: %s\n", format_list(pus).c_str(), order.c_str());
+            std::printf("  %s %s: %s\n", pus.size() == 1 ? "PU" : "PUs", format_list(pus).c_str(), order.c_str());
         }
     }
 }
