@@ -36,9 +36,13 @@ void decide_owners(hwloc_topology_t topo, const std::vector<hwloc_obj_t>& nodes,
         max_pu = std::max(max_pu, pu->os_index);
     f.owner.assign(std::size_t{max_pu} + 1, -1);
     std::vector<hwloc_obj_t> order = nodes;
-    std::sort(order.begin(), order.end(), [](hwloc_obj_t a, hwloc_obj_t b) {
-        return std::make_pair(hwloc_bitmap_weight(whole_cpuset(a)), a->os_index) <
-               std::make_pair(hwloc_bitmap_weight(whole_cpuset(b)), b->os_index);
+    // A node without a cpuset (or an infinite one) covers no PU before any node that has one.
+    const auto weight = [](hwloc_obj_t o) {
+        const int w = whole_cpuset(o) ? hwloc_bitmap_weight(whole_cpuset(o)) : -1;
+        return w < 0 ? std::numeric_limits<int>::max() : w;
+    };
+    std::sort(order.begin(), order.end(), [&](hwloc_obj_t a, hwloc_obj_t b) {
+        return std::make_pair(weight(a), a->os_index) < std::make_pair(weight(b), b->os_index);
     });
     for (hwloc_obj_t n : order) {
         const hwloc_const_bitmap_t set = whole_cpuset(n);
