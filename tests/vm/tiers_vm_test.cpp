@@ -2,11 +2,13 @@
 // memory node of half the bandwidth and twice the latency of its DRAM (a CXL expander), booted
 // once; the guest's kernel must then see what was asked for in its own sysfs: the nodes, their
 // HMAT initiators, bandwidths and latencies, the SLIT, the memory tiers and the
-// weighted-interleave weights, and CCNUMA_VM must describe the memory nodes.
+// weighted-interleave weights, and CCNUMA_VM must describe the memory nodes. ccnuma-info --json,
+// run in the same guest, must agree with that sysfs.
 
 #include "../support/run.hpp"
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include <unistd.h>
 
@@ -51,6 +53,7 @@ for t in /sys/devices/virtual/memory_tiering/memory_tier*; do echo "tier ${t##*m
 for w in /sys/kernel/mm/mempolicy/weighted_interleave/node*; do echo "weight ${w##*node} $(cat $w)"; done
 echo "env $CCNUMA_VM"
 echo "etc $(cat /etc/ccnuma-vm)"
+echo "info $("$1" --json | tr -d '\n')"
 )sh";
 
 // "0-1,3" -> {0, 1, 3}
@@ -73,19 +76,24 @@ protected:
     static void SetUpTestSuite() {
         const std::string script = ::testing::TempDir() + "ccnuma_tiers_vm_" + std::to_string(::getpid()) + ".sh";
         std::ofstream(script) << guest_script;
-        guest_ = run(vm + " " + shape + " -- sh " + quote(script));
+        guest_ = run(vm + " " + shape + " --copy " + quote(info) + " -- sh " + quote(script) + " " + quote(info));
         std::filesystem::remove(script);
         for (const auto& [tag, lines] : test_support::tagged_lines(guest_.out))
             for (std::string line : lines) {
                 while (!line.empty() && line.back() == ' ') line.pop_back();  // after `ls | tr`
                 // "NODE VALUE" for the per-node tags, the whole line for the others.
                 const auto space = line.find(' ');
-                if (tag != "env" && tag != "etc" && tag != "node")
+                if (tag != "env" && tag != "etc" && tag != "node" && tag != "info")
                     answers_[tag][std::atoi(line.substr(0, space).c_str())] =
                         space == std::string::npos ? "" : line.substr(space + 1);
                 else
                     answers_[tag][static_cast<int>(answers_[tag].size())] = line;
             }
+        try {
+            info_ = nlohmann::json::parse(at("info", 0));
+        } catch (const std::exception& e) {
+            info_error_ = e.what();
+        }
     }
     void SetUp() override { ASSERT_EQ(guest_.status, 0) << "ccnuma-vm " << shape << "\nstderr: " << guest_.err; }
 
@@ -99,6 +107,8 @@ protected:
     static long number(const std::string& tag, int n) { return std::atol(at(tag, n).c_str()); }
 
     static inline result guest_;
+    static inline nlohmann::json info_;
+    static inline std::string info_error_;
     static inline std::map<std::string, std::map<int, std::string>> answers_;
 };
 
@@ -165,6 +175,53 @@ TEST_F(TieredGuest, Issue26_CcnumaVmInTheGuestNamesTheMemoryNodes) {
                                  "memory-node=512M,near=1,bandwidth=0.5,latency=2";
     EXPECT_EQ(at("env", 0), expected);
     EXPECT_EQ(at("etc", 0), expected);
+}
+
+// ccnuma-info in the same guest (the topology's tiers and bandwidths): 4 nodes, 2 without CPUs,
+// the memory nodes ranked in a lower tier, bandwidth in the ratio given, and each value the one
+// the guest's sysfs shows.
+TEST_F(TieredGuest, Issue26_CcnumaInfoShowsTheTiersAndBandwidthsTheKernelShows) {
+    ASSERT_TRUE(info_error_.empty()) << info_error_ << "\n" << at("info", 0);
+    const nlohmann::json& topo = info_.at("topology");
+    EXPECT_EQ(topo.at("total_numa_nodes").get<int>(), 4);
+    const nlohmann::json& nodes = topo.at("numa_nodes");
+    ASSERT_EQ(nodes.size(), 4u);
+    for (int n = 0; n < 4; ++n) {
+        SCOPED_TRACE("node " + std::to_string(n));
+        const nlohmann::json& node = nodes[n];
+        EXPECT_EQ(node.at("os_index").get<int>(), n);
+        EXPECT_EQ(node.at("has_cpus").get<bool>(), n < 2);
+        EXPECT_EQ(node.at("tier").get<int>(), n < 2 ? 0 : 1);
+        EXPECT_EQ(node.at("tier_from").get<std::string>(), "kernel");
+        // The kernel's own tier id, as /sys/devices/virtual/memory_tiering names it.
+        const int id = node.at("kernel_tier_id").get<int>();
+        EXPECT_TRUE(node_list(at("tier", id)).contains(n)) << "memory_tier" << id << ": " << at("tier", id);
+        EXPECT_EQ(node.at("interleave_weight").get<long>(), number("weight", n));
+        ASSERT_EQ(node.at("access").size(), 1u) << node.dump();
+        const nlohmann::json& access = node.at("access")[0];
+        EXPECT_EQ(access.at("initiator").get<int>(), n % 2);
+        EXPECT_EQ(access.at("read_bandwidth").get<long>(), number("read_bandwidth", n));
+        EXPECT_EQ(access.at("read_latency").get<long>(), number("read_latency", n));
+        std::vector<int> row;
+        for (const auto& d : topo.at("distances")[n]) row.push_back(d.get<int>());
+        std::stringstream sysfs(at("distance", n));
+        std::vector<int> expected;
+        for (int d = 0; sysfs >> d;) expected.push_back(d);
+        EXPECT_EQ(row, expected);
+    }
+    // Bandwidth and latency in the ratios given to --memory-node.
+    for (const auto& [memory, dram] : {std::pair{2, 0}, std::pair{3, 1}}) {
+        const nlohmann::json& far = nodes[memory].at("access")[0];
+        const nlohmann::json& near = nodes[dram].at("access")[0];
+        EXPECT_EQ(2 * far.at("read_bandwidth").get<long>(), near.at("read_bandwidth").get<long>()) << "node " << memory;
+        EXPECT_EQ(far.at("read_latency").get<long>(), 2 * near.at("read_latency").get<long>()) << "node " << memory;
+    }
+    // Each PU's local nodes: its DRAM, then the memory node near its socket.
+    for (const nlohmann::json& pu : topo.at("pus")) {
+        const int cpu = pu.at("os_index").get<int>();
+        EXPECT_EQ(pu.at("local_nodes").get<std::vector<int>>(), (std::vector<int>{cpu / 2, 2 + cpu / 2})) << "PU " << cpu;
+    }
+    EXPECT_EQ(info_.at("emulated_machine").get<std::string>(), at("etc", 0));
 }
 
 }  // namespace
