@@ -431,7 +431,8 @@ def bad_options_test(binary):
              ["placement", "--stores", "sideways"], ["triad", "--stores", "regular"],
              ["dmvm", "--variant", "middle"], ["nested-stream", "--teams", "2y2"], ["triad", "extra"],
              ["triad", "--json", "/nonexistent/dir/x.json", "--n", "1000", "--reps", "1"],
-             ["plot"], ["plot", "/nonexistent.json", "-o", "x.png"], ["triad", "--n="], ["triad", "--n", "1e10", "--reps", "1"]]
+             ["plot"], ["plot", "/nonexistent.json", "-o", "x.png"], ["triad", "--n="], ["triad", "--n", "1e10", "--reps", "1"],
+             ["tiers", "--bind", "2,scatter"], ["tiers", "--policy", "interleave"], ["tiers", "--n", "1e10", "--reps", "1"]]
     for args in cases:
         rc, out, err = run([binary] + args)
         lines = err.strip().splitlines()

@@ -225,8 +225,9 @@ std::vector<std::pair<std::string, std::string>> context(const options& o) {
     ccnuma::topology_options whole;
     whole.use_affinity_mask = false;
     const auto topo = ccnuma::topology::load(whole);
-    unsigned nodes = 0;
-    for (const auto& n : topo.numa_nodes()) nodes += n.cpus.empty() ? 0 : 1;
+    // has_cpus, not cpus: a CPU-less node lists the PUs of its locality (the package it is near).
+    unsigned nodes = 0, cpu_less = 0;
+    for (const auto& n : topo.numa_nodes()) (n.has_cpus ? nodes : cpu_less) += 1;
     char host[256] = "unknown";
     gethostname(host, sizeof host - 1);
     c.emplace_back("date", date());
@@ -234,7 +235,8 @@ std::vector<std::pair<std::string, std::string>> context(const options& o) {
     c.emplace_back("cpu", cpu_model());
     c.emplace_back("mhz_per_cpu", mhz());
     c.emplace_back("topology", topo.description() + ", " + std::to_string(topo.allowed_cpus().size()) + " PUs, " +
-                                   std::to_string(nodes) + " NUMA node(s) with CPUs");
+                                   std::to_string(nodes) + " NUMA node(s) with CPUs" +
+                                   (cpu_less ? ", " + std::to_string(cpu_less) + " CPU-less" : ""));
     std::string caches;
     for (const auto& k : topo.caches())
         caches += (caches.empty() ? "" : ", ") + std::string("L") + std::to_string(k.level) + " " +
