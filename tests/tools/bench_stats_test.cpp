@@ -105,3 +105,33 @@ TEST(BenchHarness, EveryRoundRunsEveryVariantAndNoneTwiceInARow) {
         for (std::size_t j = 1; j < sequence.size(); ++j) EXPECT_NE(sequence[j], sequence[j - 1]) << "v = " << v << " at " << j;
     }
 }
+
+// tiers' matrix cells: the median's distribution-free 95% interval is [x(k), x(n+1-k)] with the
+// binomial tables' k (9 repetitions: x(2), x(8); 11: x(2), x(10); 20: x(6), x(15)), and below 6
+// repetitions there is none.
+TEST(BenchStats, MedianIntervalTakesTheBinomialOrderStatistics) {
+    auto ranks = [](std::size_t n) {
+        std::vector<double> v;
+        for (std::size_t i = n; i >= 1; --i) v.push_back(static_cast<double>(i));  // unsorted on purpose
+        return bench::stats_paired::median_interval(v);
+    };
+    const auto nine = ranks(9);
+    EXPECT_TRUE(nine.has_interval);
+    EXPECT_EQ(nine.median, 5);
+    EXPECT_EQ(nine.lo, 2);
+    EXPECT_EQ(nine.hi, 8);
+    const auto eleven = ranks(11);
+    EXPECT_EQ(eleven.lo, 2);
+    EXPECT_EQ(eleven.hi, 10);
+    const auto twenty = ranks(20);
+    EXPECT_EQ(twenty.median, 10.5);
+    EXPECT_EQ(twenty.lo, 6);
+    EXPECT_EQ(twenty.hi, 15);
+    const auto six = ranks(6);
+    EXPECT_TRUE(six.has_interval);
+    EXPECT_EQ(six.lo, 1);
+    EXPECT_EQ(six.hi, 6);
+    EXPECT_FALSE(ranks(5).has_interval);
+    EXPECT_EQ(ranks(5).median, 3);
+    EXPECT_FALSE(bench::stats_paired::median_interval({}).has_interval);
+}
