@@ -178,13 +178,11 @@ struct point {
 
 /// Arrays of n doubles each node must hold for the matrix and the sweep: the largest n that
 /// fits is the default.
-double arrays_on(int node, const std::vector<initiator>& inits, bool matrix_only, const std::vector<std::pair<unsigned, unsigned>>& ratios) {
+double arrays_on(int node, const initiator* sweep, const std::vector<std::pair<unsigned, unsigned>>& ratios) {
     double k = 1;  // the matrix's array
-    if (matrix_only) return k;
-    const auto& sweep = inits.front();
     constexpr double policy_variants = 3;  // each may put all three arrays on either node
-    if (node == sweep.dram || node == sweep.far) {
-        for (const auto& [d, f] : ratios) k += 3.0 * (node == sweep.dram ? d : f) / (d + f);
+    if (sweep && (node == sweep->dram || node == sweep->far)) {
+        for (const auto& [d, f] : ratios) k += 3.0 * (node == sweep->dram ? d : f) / (d + f);
         k += 3 * policy_variants;
     }
     return k;
@@ -197,10 +195,11 @@ void tiers(const options& o, report& out) {
     const auto pages = o.pages ? *o.pages : ccnuma::page_kind::base;
     const bool emulated = ccnuma::emulated_machine::current().has_value();
     const int reps = o.reps;
-    auto inits = initiators(topo);
-    // The sweep runs where one initiator has a far node: its DRAM and that node are the tiers.
-    std::stable_partition(inits.begin(), inits.end(), [](const initiator& i) { return i.far >= 0; });
-    const bool sweep = inits.front().far >= 0;
+    const auto inits = initiators(topo);
+    // The sweep runs on the first initiator with DRAM and a far node near it: those are the tiers.
+    const auto at = std::find_if(inits.begin(), inits.end(), [](const initiator& i) { return i.dram >= 0 && i.far >= 0; });
+    const initiator* sweep_at = at == inits.end() ? nullptr : &*at;
+    const bool sweep = sweep_at != nullptr;
     std::vector<unsigned> memory_nodes;
     for (const auto& n : topo.numa_nodes())
         if (has_memory(n)) memory_nodes.push_back(n.os_index);
@@ -224,14 +223,14 @@ void tiers(const options& o, report& out) {
         for (unsigned node : memory_nodes)
             if (const auto free = ccnuma::node_free_bytes(node))
                 n = std::min(n, 0.7 * static_cast<double>(*free) / sizeof(double) /
-                                    arrays_on(static_cast<int>(node), inits, !sweep, ratios));
+                                    arrays_on(static_cast<int>(node), sweep_at, ratios));
         sizes.push_back(std::max<std::size_t>(static_cast<std::size_t>(n), 1024));
     }
 
     for (const std::size_t n : sizes) {
         double total = 0;
         for (unsigned node : memory_nodes) {
-            const double k = arrays_on(static_cast<int>(node), inits, !sweep, ratios);
+            const double k = arrays_on(static_cast<int>(node), sweep_at, ratios);
             total += k;
             const auto free = ccnuma::node_free_bytes(node);
             const double need = k * static_cast<double>(n) * sizeof(double);
@@ -315,7 +314,7 @@ void tiers(const options& o, report& out) {
         if (!sweep) continue;
 
         // ---- the DRAM:far triad sweep ---------------------------------------------------------
-        const initiator& init = inits.front();
+        const initiator& init = *sweep_at;
         std::vector<unsigned> pus = init.pus;
         if (!o.threads.empty() && pus.size() > o.threads.front()) pus.resize(o.threads.front());
         const int threads = static_cast<int>(pus.size());
