@@ -100,7 +100,7 @@ std::vector<object> numa_objects(const topology& topo) {
     if (!topo.domains().empty()) visit(visit, 0);
     for (const auto& n : topo.numa_nodes())  // attached to no domain the snapshot keeps
         if (std::find(seen.begin(), seen.end(), n.os_index) == seen.end())
-            out.push_back(object{sorted(n.cpus), static_cast<int>(n.os_index), {n.os_index}});
+            out.push_back(object{sorted(n.locality), static_cast<int>(n.os_index), {n.os_index}});
     return out;
 }
 

@@ -95,7 +95,9 @@ std::string_view to_string(tier_source s) noexcept;
 struct numa_node {
     unsigned os_index;
     std::uint64_t memory_bytes;  ///< local memory, as hwloc reports it
-    std::vector<unsigned> cpus;  ///< allowed PU OS indices
+    /// Allowed PU OS indices of the node's own CPUs: what `numactl -H` lists, what
+    /// `--cpunodebind` binds to, likwid's M domain. Empty for CPU-less memory (has_cpus false).
+    std::vector<unsigned> cpus;
     /// The kind of memory where hwloc knows it ("MCDRAM", "HBM", "GPUMemory", "CXLMem", ...);
     /// empty for ordinary DRAM and where hwloc does not say.
     std::string subtype = {};
@@ -110,6 +112,10 @@ struct numa_node {
     /// Whether the node has CPUs on the whole machine (not only allowed ones): false for
     /// CPU-less memory (CXL expanders, HBM in flat mode, far DRAM).
     bool has_cpus = true;
+    /// Allowed PUs of the node's hwloc locality (its cpuset): the same as cpus for a node with
+    /// CPUs; for CPU-less memory the PUs it is attached near, which is what `hwloc-calc numa:N`
+    /// gives and what the hwloc-location syntax (cpu_location.hpp) means by "numa:N".
+    std::vector<unsigned> locality = {};
     /// Bandwidth and latency from the initiators near this node, initiator ascending.
     std::vector<memory_access> access = {};
     /// The kernel's weighted-interleave weight of the node

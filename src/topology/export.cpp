@@ -71,6 +71,7 @@ json to_json_value(const topology& t) {
                          {"memory_bytes", n.memory_bytes},
                          {"cpus", n.cpus},
                          {"has_cpus", n.has_cpus},
+                         {"locality", n.locality},
                          {"subtype", n.subtype},
                          {"tier", n.tier},
                          {"tier_from", std::string(to_string(n.tier_from))},

@@ -128,10 +128,19 @@ struct topology_builder {
         unsigned max_os = 0;
         for (hwloc_obj_t pu = nullptr; (pu = hwloc_get_next_obj_by_type(topo, HWLOC_OBJ_PU, pu));)
             max_os = std::max(max_os, pu->os_index);
+        // A PU's node is the smallest node cpuset that holds it, then the lowest OS index: a
+        // CPU-less node (CXL, HBM) carries the cpuset of the package it is near, which may hold
+        // the PU too, but is never smaller than the PU's own node (the owner rule of
+        // memory.cpp, which then empties CPU-less nodes' cpus).
+        std::vector<const numa_node*> by_size;
+        for (const auto& n : t.nodes_) by_size.push_back(&n);
+        std::stable_sort(by_size.begin(), by_size.end(), [](const numa_node* a, const numa_node* b) {
+            return a->cpus.size() < b->cpus.size();
+        });
         std::vector<int> node_of(std::size_t{max_os} + 1, -1);
-        for (const auto& n : t.nodes_)
-            for (unsigned c : n.cpus)
-                if (c <= max_os && node_of[c] < 0) node_of[c] = static_cast<int>(n.os_index);
+        for (const numa_node* n : by_size)
+            for (unsigned c : n->cpus)
+                if (c <= max_os && node_of[c] < 0) node_of[c] = static_cast<int>(n->os_index);
 
         // Cores: a PU without a core ancestor is its own core, numbered after hwloc's cores. A PU
         // without a package ancestor is in no package (no_package), as lstopo shows it: the

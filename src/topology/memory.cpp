@@ -193,6 +193,11 @@ void apply_memory_facts(const memory_facts& f, std::vector<numa_node>& nodes, st
     for (const auto& [node, id] : f.tier_id) ids.insert(id);
     for (auto& n : nodes) {
         if (const auto it = f.has_cpus.find(n.os_index); it != f.has_cpus.end()) n.has_cpus = it->second;
+        // hwloc gives a CPU-less node the cpuset of the CPUs it is near; those are not its CPUs
+        // (numactl -H lists none, --cpunodebind to it binds to nothing, a likwid M domain of it
+        // has no threads), so they move to `locality`.
+        n.locality = n.cpus;
+        if (!n.has_cpus) n.cpus.clear();
         if (const auto it = f.tier_id.find(n.os_index); it != f.tier_id.end()) {
             n.tier = static_cast<int>(std::distance(ids.begin(), ids.find(it->second)));
             n.tier_from = f.tier_from;

@@ -431,7 +431,9 @@ TEST(Topology, Issue26_CpuLessNodesAndBandwidthsOfHeteroMem) {
     ASSERT_EQ(t.allowed_nodes(), (std::vector<unsigned>{0, 1, 2, 4, 6, 8, 9}));
     for (unsigned n : {0u, 1u, 2u}) EXPECT_TRUE(node(t, n).has_cpus) << n;
     for (unsigned n : {4u, 6u, 8u, 9u}) EXPECT_FALSE(node(t, n).has_cpus) << n;
-    EXPECT_EQ(node(t, 8).cpus, (std::vector<unsigned>{0, 1})) << "cpus stays hwloc's locality";
+    EXPECT_TRUE(node(t, 8).cpus.empty()) << "a CPU-less node has no CPUs of its own";
+    EXPECT_EQ(node(t, 8).locality, (std::vector<unsigned>{0, 1})) << "hwloc's cpuset: the PUs it is near";
+    EXPECT_EQ(t.pu(0).numa, 0) << "PUs 0-1 belong to node 0, not to the CPU-less node 8 beside it";
     EXPECT_TRUE(t.is_tiered());
     // Bandwidth, ReadBandwidth and WriteBandwidth; no latency in this file.
     EXPECT_EQ(node(t, 0).access, (std::vector<ccnuma::memory_access>{bw(0, 1000, 1000)}));

@@ -73,7 +73,7 @@ std::string memory_kind(const ccnuma::numa_node& n) {
 std::string cpus_text(const ccnuma::numa_node& n) {
     using ccnuma::format_list;
     if (!n.has_cpus)
-        return "none: CPU-less memory" + (n.cpus.empty() ? std::string() : ", near PUs " + format_list(n.cpus));
+        return "none: CPU-less memory" + (n.locality.empty() ? std::string() : ", near PUs " + format_list(n.locality));
     return n.cpus.empty() ? "(none allowed: all CPUs masked)" : format_list(n.cpus);
 }
 
