@@ -29,6 +29,7 @@ using test_support::run;
 
 const std::string vm = CCNUMA_VM;
 const std::string info = CCNUMA_INFO;
+const std::string ccnuma_run = CCNUMA_RUN;
 
 // The machine of the issue's test. 128M per CPU node is the least the existing vm tests boot
 // with; the memory nodes keep the issue's 512M.
@@ -54,6 +55,9 @@ for w in /sys/kernel/mm/mempolicy/weighted_interleave/node*; do echo "weight ${w
 echo "env $CCNUMA_VM"
 echo "etc $(cat /etc/ccnuma-vm)"
 echo "info $("$1" --json | tr -d '\n')"
+"$2" -H | while read -r line; do echo "hardware $line"; done
+"$2" -N 2 true 2>/dev/null; echo "cpunodebind 2 $?"
+"$2" -N 0 true; echo "cpunodebind 0 $?"
 )sh";
 
 // "0-1,3" -> {0, 1, 3}
@@ -76,14 +80,15 @@ protected:
     static void SetUpTestSuite() {
         const std::string script = ::testing::TempDir() + "ccnuma_tiers_vm_" + std::to_string(::getpid()) + ".sh";
         std::ofstream(script) << guest_script;
-        guest_ = run(vm + " " + shape + " --copy " + quote(info) + " -- sh " + quote(script) + " " + quote(info));
+        guest_ = run(vm + " " + shape + " --copy " + quote(info) + " --copy " + quote(ccnuma_run) + " -- sh " + quote(script) + " " +
+                     quote(info) + " " + quote(ccnuma_run));
         std::filesystem::remove(script);
         for (const auto& [tag, lines] : test_support::tagged_lines(guest_.out))
             for (std::string line : lines) {
                 while (!line.empty() && line.back() == ' ') line.pop_back();  // after `ls | tr`
                 // "NODE VALUE" for the per-node tags, the whole line for the others.
                 const auto space = line.find(' ');
-                if (tag != "env" && tag != "etc" && tag != "node" && tag != "info")
+                if (tag != "env" && tag != "etc" && tag != "node" && tag != "info" && tag != "hardware")
                     answers_[tag][std::atoi(line.substr(0, space).c_str())] =
                         space == std::string::npos ? "" : line.substr(space + 1);
                 else
@@ -191,6 +196,11 @@ TEST_F(TieredGuest, Issue26_CcnumaInfoShowsTheTiersAndBandwidthsTheKernelShows) 
         const nlohmann::json& node = nodes[n];
         EXPECT_EQ(node.at("os_index").get<int>(), n);
         EXPECT_EQ(node.at("has_cpus").get<bool>(), n < 2);
+        // A memory node's own CPUs are none, as the kernel's cpulist says; hwloc's locality is
+        // the socket it is near.
+        const std::vector<int> socket = n % 2 == 0 ? std::vector<int>{0, 1} : std::vector<int>{2, 3};
+        EXPECT_EQ(node.at("cpus").get<std::vector<int>>(), n < 2 ? socket : std::vector<int>());
+        EXPECT_EQ(node.at("locality").get<std::vector<int>>(), socket);
         EXPECT_EQ(node.at("tier").get<int>(), n < 2 ? 0 : 1);
         EXPECT_EQ(node.at("tier_from").get<std::string>(), "kernel");
         // The kernel's own tier id, as /sys/devices/virtual/memory_tiering names it.
@@ -222,6 +232,22 @@ TEST_F(TieredGuest, Issue26_CcnumaInfoShowsTheTiersAndBandwidthsTheKernelShows) 
         EXPECT_EQ(pu.at("local_nodes").get<std::vector<int>>(), (std::vector<int>{cpu / 2, 2 + cpu / 2})) << "PU " << cpu;
     }
     EXPECT_EQ(info_.at("emulated_machine").get<std::string>(), at("etc", 0));
+}
+
+// numactl's view of the same machine: `ccnuma-run -H` lists no CPUs for the memory nodes, as
+// numactl -H does, and --cpunodebind to one is refused instead of binding to its neighbours.
+TEST_F(TieredGuest, Issue26_MemoryNodesHaveNoCpusToBindTo) {
+    std::map<std::string, std::string> hardware;
+    for (const auto& [i, line] : answers_["hardware"]) {
+        const auto colon = line.find(':');
+        if (colon != std::string::npos) hardware[line.substr(0, colon)] = line.substr(colon + 1);
+    }
+    EXPECT_EQ(hardware["node 0 cpus"], " 0 1") << guest_.out;
+    EXPECT_EQ(hardware["node 1 cpus"], " 2 3");
+    EXPECT_EQ(hardware["node 2 cpus"], "");
+    EXPECT_EQ(hardware["node 3 cpus"], "");
+    EXPECT_EQ(at("cpunodebind", 2), "1") << "ccnuma-run -N 2 (a CPU-less node) must fail";
+    EXPECT_EQ(at("cpunodebind", 0), "0");
 }
 
 }  // namespace
