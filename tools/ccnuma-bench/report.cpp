@@ -225,7 +225,8 @@ std::vector<std::pair<std::string, std::string>> context(const options& o) {
     ccnuma::topology_options whole;
     whole.use_affinity_mask = false;
     const auto topo = ccnuma::topology::load(whole);
-    // has_cpus, not cpus: a CPU-less node lists the PUs of its locality (the package it is near).
+    // has_cpus, not cpus: a node whose CPUs all lie outside the affinity mask has none allowed,
+    // yet it is no CPU-less memory.
     unsigned nodes = 0, cpu_less = 0;
     for (const auto& n : topo.numa_nodes()) (n.has_cpus ? nodes : cpu_less) += 1;
     char host[256] = "unknown";
