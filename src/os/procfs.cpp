@@ -248,7 +248,12 @@ std::optional<bool> bool_file(const std::string& path) {
 }  // namespace
 
 std::optional<bool> interleave_auto(const std::string& sys) {
-    return bool_file(sys + "/kernel/mm/mempolicy/weighted_interleave/auto");
+    const std::string dir = sys + "/kernel/mm/mempolicy/weighted_interleave/";
+    if (auto v = bool_file(dir + "auto")) return v;
+    // Kernels that define `auto` as a macro for C23 (`#define auto __auto_type`, 6.18 among
+    // them) named the attribute after the expansion: this development host's 6.18.44 shows
+    // weighted_interleave/__auto_type ("true"), and no "auto".
+    return bool_file(dir + "__auto_type");
 }
 
 std::optional<bool> demotion_enabled(const std::string& sys) { return bool_file(sys + "/kernel/mm/numa/demotion_enabled"); }

@@ -298,6 +298,12 @@ TEST(SysfsReaders, Issue26_ReadTiersAccessAndWeightsUnderARoot) {
     EXPECT_TRUE(ccnuma::detail::memory_tiers(sys).empty());
     EXPECT_EQ(ccnuma::detail::interleave_auto(sys), std::nullopt) << "before Linux 6.16";
     EXPECT_EQ(ccnuma::detail::demotion_enabled(sys), std::nullopt);
+    // 6.18's `#define auto __auto_type` renamed the attribute (seen on this project's host).
+    put("kernel/mm/mempolicy/weighted_interleave/__auto_type", "true\n");
+    put("kernel/mm/mempolicy/weighted_interleave/node0", "1\n");
+    EXPECT_EQ(ccnuma::detail::interleave_auto(sys), true);
+    EXPECT_EQ(ccnuma::detail::interleave_weights(sys), (weights{{0, 1}})) << "__auto_type is no node";
+    fs::remove_all(root);
 }
 
 }  // namespace
