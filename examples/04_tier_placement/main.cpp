@@ -37,14 +37,23 @@ int main(int argc, char** argv) {
     try {
         const auto& topo = ccnuma::topology::current();
         const int cpu = ::sched_getcpu();
-        const auto& local = topo.pu(static_cast<unsigned>(cpu < 0 ? 0 : cpu)).local_nodes;
+        const auto& pu = topo.pu(static_cast<unsigned>(cpu < 0 ? 0 : cpu));
+        const auto& local = pu.local_nodes;
         if (local.size() < 2) {
             // Exit 0: there is nothing to split on a machine without a tier near this PU.
             std::printf("tier_placement: PU %d has one local node (no CPU-less memory near it): nothing to split\n",
                         cpu);
             return 0;
         }
-        const unsigned dram = local[0], far = local[1];
+        // The PU's own node is its DRAM; the far node is the fastest CPU-less one near it
+        // (local_nodes is ordered by bandwidth, so on an HBM machine local[0] is not DRAM).
+        const unsigned dram = pu.numa >= 0 ? static_cast<unsigned>(pu.numa) : local[0];
+        unsigned far = dram;
+        for (unsigned node : local)
+            if (node != dram) {
+                far = node;
+                break;
+            }
         std::printf("%zu MiB per array; PU %d: DRAM node %u, far node %u\n", mib, cpu, dram, far);
         show(n, ccnuma::weighted_interleave{}.nodes({dram, far}).weights({2, 1}));
         show(n, ccnuma::weighted_interleave{}.nodes({dram, far}).weights(ccnuma::by_bandwidth));
