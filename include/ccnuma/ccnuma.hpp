@@ -12,6 +12,7 @@
 #include <ccnuma/padded.hpp>
 #include <ccnuma/pages.hpp>
 #include <ccnuma/placement.hpp>
+#include <ccnuma/process.hpp>
 #include <ccnuma/schedule.hpp>
 #include <ccnuma/seg_array.hpp>
 #include <ccnuma/segmented_iterator.hpp>
