@@ -325,17 +325,28 @@ private:
                                                                   : static_cast<unsigned>(count);
         policy_ = detail::with_schedule(placed, owners);
 
+        // As std::vector's max_size(), a layout that cannot exist is a std::length_error, and
+        // every step of it is checked before it is computed: the segment index (the layout and
+        // the team count segments in unsigned), the bytes of the largest segment, their padding
+        // to the unit, and the stride times the segments plus a unit of alignment slack each.
+        constexpr size_type most = std::numeric_limits<size_type>::max();
+        constexpr size_type most_segments = std::numeric_limits<unsigned>::max();
+        if (count > most_segments)
+            detail::throw_std_error(detail::std_error::length_error,
+                                    "ccnuma::seg_array of " + std::to_string(n) + " elements",
+                                    std::to_string(count) + " segments are more than a segment index can count",
+                                    "valid: seg::count(1) to seg::count(" + std::to_string(most_segments) + ")");
         auto l = std::make_unique<layout_type>();
         l->split(n, count, 0);
         l->owners = owners;
         const size_type unit = unit_bytes(pad, n, count);
         const size_type largest = l->q + (l->r != 0 ? 1 : 0);
-        if (largest > std::numeric_limits<size_type>::max() / sizeof(T) ||
-            largest * sizeof(T) > std::numeric_limits<size_type>::max() - (unit - 1) ||
-            detail::round_up(largest * sizeof(T), unit) > std::numeric_limits<size_type>::max() / count - unit)
+        if (largest > most / sizeof(T) || largest * sizeof(T) > most - (unit - 1) || most / count < unit ||
+            detail::round_up(largest * sizeof(T), unit) > most / count - unit)
             detail::throw_std_error(detail::std_error::length_error, "ccnuma::seg_array",
                                     std::to_string(n) + " elements of " + std::to_string(sizeof(T)) + " bytes in " +
-                                        std::to_string(count) + " padded segments exceed the address space");
+                                        std::to_string(count) + " segments padded to " + std::to_string(unit) +
+                                        " bytes exceed the address space");
         l->stride = detail::round_up(largest * sizeof(T), unit);
         // The base is aligned to the padding unit where allocate() can do it (powers of two up
         // to a page; blocks of a page or more start on a page, or 2 MiB for huge pages).

@@ -508,3 +508,44 @@ TEST(Issue17, SegmentTeamBeyondTheMachineIsAnError) {
 }
 
 }  // namespace
+
+namespace {
+
+// Issue 32, item 2: with more than 2^52 page-padded segments, `max / count - unit` wrapped, the
+// stride times the count wrapped to 4 KiB, and the constructor wrote past the block (ASan:
+// heap-buffer-overflow in touch_padding). count(SIZE_MAX) was refused as "16 EiB more than the
+// nodes hold". Like std::vector, a layout that cannot exist is a std::length_error.
+TEST(SegArray, Issue32_2_SegmentCountBeyondTheIndexIsLengthError) {
+    for (std::size_t count : {(std::size_t{1} << 52) + 1, std::numeric_limits<std::size_t>::max(),
+                              std::size_t{std::numeric_limits<unsigned>::max()} + 1}) {
+        try {
+            ccnuma::seg_array<double> a(10, 1.0, ccnuma::seg::count(count));
+            ADD_FAILURE() << "seg::count(" << count << ") was accepted";
+        } catch (const std::length_error& e) {
+            EXPECT_EQ(std::string(e.what()),
+                      "ccnuma::seg_array of 10 elements: " + std::to_string(count) +
+                          " segments are more than a segment index can count (valid: seg::count(1) to seg::count(" +
+                          std::to_string(std::numeric_limits<unsigned>::max()) + "))");
+        }
+    }
+}
+
+TEST(SegArray, Issue32_2_StrideTimesSegmentsBeyondTheAddressSpaceIsLengthError) {
+    // 16 segments of 2^60 bytes each: each stride fits, the block does not.
+    const std::size_t n = (std::size_t{1} << 61) - 1;
+    try {
+        ccnuma::seg_array<double> a(n, ccnuma::seg::count(16));
+        ADD_FAILURE() << "accepted";
+    } catch (const std::length_error& e) {
+        const std::string m = e.what();
+        EXPECT_EQ(m.rfind("ccnuma::seg_array: " + std::to_string(n) + " elements of 8 bytes in 16 segments padded to ", 0),
+                  0u)
+            << m;
+        EXPECT_NE(m.find(" bytes exceed the address space"), std::string::npos) << m;
+    }
+    ccnuma::seg_array<double> ok(10, 1.0, ccnuma::seg::count(3));
+    EXPECT_EQ(ok.segment_count(), 3u);
+    EXPECT_EQ(ok[9], 1.0);
+}
+
+}  // namespace
