@@ -16,7 +16,7 @@ set -euo pipefail
 # slurmctld, slurmd, slurm-client, munge: the single-node Slurm of the slurm test (tests/slurm).
 packages=(cmake make g++ clang libomp-dev libhwloc-dev hwloc-nox pkg-config libgtest-dev util-linux qemu-system-x86
   nlohmann-json3-dev libclang-rt-14-dev openmpi-bin libopenmpi-dev python3-matplotlib likwid
-  libbenchmark-tools python3-scipy slurmctld slurmd slurm-client munge)
+  libbenchmark-tools python3-scipy slurmctld slurmd slurm-client munge numactl)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
