@@ -93,7 +93,8 @@ struct region_info {
     std::optional<std::size_t> huge_pages;
     std::size_t regions = 1;     ///< how many mappings this row holds (more than 1 only for other)
     std::vector<layout_span> layout;  ///< along the region, in address order; empty where not sampled
-    std::size_t bytes() const noexcept { return end - start; }
+    std::size_t size = 0;        ///< bytes of address space: end - start, for other the summed mappings'
+    std::size_t bytes() const noexcept { return size; }
     /// Resident pages, all nodes.
     std::size_t resident() const noexcept;
     /// "0-25%: node 0, 25-100%: node 1", "0-100%: mixed", "not sampled".
@@ -162,6 +163,10 @@ struct process_snapshot {
     std::vector<std::string> notes;
     /// Base pages resident per node (node_bytes / page size).
     std::vector<std::uint64_t> node_pages() const;
+    /// numastat-like text: a header line, the threads table, the regions table (a column per
+    /// node, zero, huge, policy) with a totals row in MiB as `numastat -p` prints it, the
+    /// layout lines, the verdicts and the notes. What `ccnuma-ps PID` prints.
+    std::string to_string() const;
 };
 
 /// One snapshot of process `pid`.
@@ -203,6 +208,21 @@ struct process_sample {
     std::optional<double> local_fault_share;
 };
 
+namespace detail {
+/// What a process_observer keeps of its series for the verdicts over it.
+struct series_summary {
+    std::size_t samples = 0;
+    double seconds = 0;
+    std::optional<int> numa_balancing;
+    std::size_t node_count = 0;
+    std::uint64_t vmstat_pages_migrated = 0;  ///< machine-wide, over the series
+    std::uint64_t thread_pages_migrated = 0;  ///< this process's threads, over the series
+    std::vector<process_sample::move> moves;
+    std::size_t threads_started = 0, threads_ended = 0;
+    std::optional<double> first_share, last_share;
+};
+}  // namespace detail
+
 /// Samples one process over time, keeping the previous sample for the deltas. It stops at the
 /// first sample that finds the process gone or its PID reused, and never mixes two processes.
 ///
@@ -234,14 +254,9 @@ private:
     std::size_t count_ = 0;
     sample_status status_ = sample_status::ok;
     std::chrono::steady_clock::time_point first_time_{};
-    std::optional<std::uint64_t> start_time_;
-    std::optional<std::uint64_t> vmstat_first_, vmstat_prev_;
+    std::optional<std::uint64_t> start_time_, vmstat_prev_;
     std::optional<process_sample> last_;
-    std::optional<double> first_share_;
-    std::size_t first_max_node_share_permille_ = 0;
-    std::vector<process_sample::move> all_moves_;
-    std::uint64_t migrated_total_ = 0;
-    std::size_t threads_started_ = 0, threads_ended_ = 0;
+    detail::series_summary summary_;
 };
 
 /// Samples `pid` every `interval` until it exits, its PID is reused, `count` samples were taken

@@ -4,7 +4,7 @@
 // bind.c. One unit per concern: mempolicy.cpp (mbind, set/get_mempolicy), pages.cpp (move_pages,
 // pagemap, PAGEMAP_SCAN, kpageflags, smaps, mincore), memory.cpp (mmap, madvise, /proc/self/maps),
 // affinity.cpp (sched_{set,get}affinity), procfs.cpp (sizes, THP, numa_balancing, meminfo,
-// cpuinfo, cpufreq, rlimits, memory tiers, HMAT access, weighted-interleave weights). It passes
+// cpuinfo, cpufreq, rlimits, memory tiers, HMAT access, weighted-interleave weights), process.cpp (another process's /proc files). It passes
 // errno and data back and decides nothing: what a policy
 // means is placement_internal.hpp's (meaning_of), what a page state is pages/'s. hwloc's own
 // calls stay in the topology units, behind hwloc. The part the tools need too is declared in
@@ -12,10 +12,14 @@
 
 #include <ccnuma/detail/os.hpp>
 
+#include <sys/types.h>
+
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -86,8 +90,10 @@ bool has_move_pages() noexcept;
 /// return, stored in `not_migrated` where given, counts the pages whose migration failed plus
 /// the rest of the call, which the kernel then abandons; it leaves their status unwritten
 /// (Linux >= 4.17). Returns errno or 0.
+/// `pid` 0 is the calling process; another's needs the rights ptrace's PTRACE_MODE_READ_REALCREDS
+/// check grants (to query), PTRACE_MODE_ATTACH (to move).
 int move_pages(std::size_t count, void** pages, const int* to, int* status, int flags,
-               std::size_t* not_migrated = nullptr);
+               std::size_t* not_migrated = nullptr, pid_t pid = 0);
 
 /// mincore(2) over `count` pages from the page-aligned `first`: 0 where all are mapped, ENOMEM
 /// where part of the range is not (the check move_pages lacks: it reports unmapped and
@@ -111,8 +117,20 @@ struct page_table_access {
 };
 page_table_access probe_page_tables() noexcept;
 
-/// The pagemap entries of `count` pages from the page-aligned `first`. Returns errno or 0.
-int read_pagemap(std::uintptr_t first, std::size_t count, std::uint64_t* entries) noexcept;
+/// The pagemap entries of `count` pages from the page-aligned `first` (of process `pid`, 0 for
+/// the calling one). Returns errno or 0.
+int read_pagemap(std::uintptr_t first, std::size_t count, std::uint64_t* entries, pid_t pid = 0) noexcept;
+/// The frame number of the shared zero page, read from a page of the caller's own that it only
+/// read; nullopt where PFNs are hidden (no CAP_SYS_ADMIN) or no pagemap.
+std::optional<std::uint64_t> zero_page_pfn() noexcept;
+/// The PAGEMAP_SCAN categories (Linux 6.7, include/uapi/linux/fs.h) that reports ask for.
+inline constexpr std::uint64_t pagemap_scan_pfnzero = 1u << 5;
+inline constexpr std::uint64_t pagemap_scan_huge = 1u << 6;
+/// PAGEMAP_SCAN over [first, end) of process `pid` (0: the caller): `region(start, end,
+/// categories)` for every run of pages with any of `categories`. Returns errno or 0 (ENOTTY
+/// before Linux 6.7).
+int pagemap_scan(pid_t pid, std::uintptr_t first, std::uintptr_t end, std::uint64_t categories,
+                 const std::function<void(std::uint64_t, std::uint64_t, std::uint64_t)>& region);
 
 /// Per page: on the zero page, huge, and whether "huge" is known at all.
 struct page_flags {
@@ -137,5 +155,58 @@ int populate_write(void* addr, std::size_t bytes) noexcept;
 /// Whether [begin, end) is covered by mappings without a gap, each writable where `writable`,
 /// by /proc/self/maps; nullopt where that cannot be read (no procfs).
 std::optional<bool> maps_cover(std::uintptr_t begin, std::uintptr_t end, bool writable) noexcept;
+
+// --- another process (process.cpp) -----------------------------------------------------------
+// The readers take a PID (and a TID, 0 for the process) and return errno or 0; the parsers take
+// the text, truncated or hostile, and keep what they can read (tests/fuzz has one target each).
+
+/// The fields of /proc/PID/stat (or task/TID/stat) that observing a process needs.
+struct stat_fields {
+    std::string comm;
+    char state = '?';
+    std::uint64_t flags = 0;       ///< field 9: PF_* (PF_KTHREAD 0x00200000)
+    std::int64_t num_threads = 0;  ///< field 20
+    std::uint64_t start_time = 0;  ///< field 22: clock ticks after boot
+    int processor = -1;            ///< field 39: the CPU it last ran on
+};
+std::optional<stat_fields> parse_stat(std::string_view text);
+/// One line of /proc/PID/maps.
+struct maps_line {
+    std::uintptr_t start = 0, end = 0;
+    std::string perms;  ///< "rw-p", "r--s"
+    std::string path;   ///< unescaped; "[heap]", "[stack]", "" for anonymous memory
+};
+std::vector<maps_line> parse_maps(std::string_view text);
+/// One line of /proc/PID/numa_maps.
+struct numa_maps_line {
+    std::uintptr_t start = 0;
+    std::string policy;  ///< as the kernel writes it: "default", "interleave:0-3", "weighted interleave:0-1"
+    std::string file;    ///< file=, unescaped
+    bool heap = false, stack = false, huge = false;
+    std::vector<std::pair<unsigned, std::uint64_t>> nodes;  ///< N<node>=<pages>, in kernel pages
+    std::uint64_t kernel_page_kb = 0, anon = 0, mapped = 0;
+};
+std::vector<numa_maps_line> parse_numa_maps(std::string_view text);
+/// The NUMA-balancing lines of /proc/PID/task/TID/sched; has_numa false where there are none.
+struct sched_numa {
+    bool has_numa = false;
+    std::optional<int> preferred_node;
+    std::optional<std::uint64_t> pages_migrated;
+    std::vector<std::pair<unsigned, std::uint64_t>> faults;  ///< task_private + task_shared per node
+};
+sched_numa parse_sched(std::string_view text);
+/// The value of a "<key> <value>" line of /proc/vmstat.
+std::optional<std::uint64_t> parse_vmstat(std::string_view text, std::string_view key);
+/// The Cpus_allowed_list of a /proc/PID/status.
+std::optional<std::vector<unsigned>> parse_status_cpus(std::string_view text);
+
+/// The whole of /proc/PID/<file> (tid > 0: /proc/PID/task/TID/<file>); pid 0: `file` is a path.
+int read_proc_text(pid_t pid, pid_t tid, const char* file, std::string& out) noexcept;
+/// The TIDs of /proc/PID/task, ascending.
+int list_tasks(pid_t pid, std::vector<pid_t>& out) noexcept;
+/// /sys/devices/system/node/online; {0} where the kernel has no NUMA.
+std::vector<unsigned> online_nodes();
+/// /proc/sys/kernel/yama/ptrace_scope; nullopt without Yama.
+std::optional<int> ptrace_scope() noexcept;
 
 }  // namespace ccnuma::detail

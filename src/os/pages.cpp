@@ -38,12 +38,17 @@ struct pm_scan_arg {
         category_anyof_mask, return_mask;
 };
 constexpr unsigned long pagemap_scan_request = _IOWR('f', 16, pm_scan_arg);
-constexpr std::uint64_t page_is_pfnzero = 1u << 5;
-constexpr std::uint64_t page_is_huge = 1u << 6;
+constexpr std::uint64_t page_is_pfnzero = pagemap_scan_pfnzero;
+constexpr std::uint64_t page_is_huge = pagemap_scan_huge;
+
+std::string pagemap_path(pid_t pid) {
+    return pid == 0 ? std::string("/proc/self/pagemap") : "/proc/" + std::to_string(pid) + "/pagemap";
+}
 
 class file {
 public:
     explicit file(const char* path) noexcept : fd_(::open(path, O_RDONLY | O_CLOEXEC)) {}
+    explicit file(const std::string& path) noexcept : file(path.c_str()) {}
     file(const file&) = delete;
     file& operator=(const file&) = delete;
     ~file() {
@@ -72,8 +77,9 @@ private:
 
 bool has_move_pages() noexcept { return ::syscall(SYS_move_pages, 0, 0, nullptr, nullptr, nullptr, 0) == 0; }
 
-int move_pages(std::size_t count, void** pages, const int* to, int* status, int flags, std::size_t* not_migrated) {
-    const long rc = ::syscall(SYS_move_pages, 0, count, pages, to, status, flags);
+int move_pages(std::size_t count, void** pages, const int* to, int* status, int flags, std::size_t* not_migrated,
+               pid_t pid) {
+    const long rc = ::syscall(SYS_move_pages, pid, count, pages, to, status, flags);
     if (rc < 0) return errno;
     if (not_migrated) *not_migrated = static_cast<std::size_t>(rc);
     return 0;
@@ -114,9 +120,15 @@ page_table_access probe_page_tables() noexcept {
     return r;
 }
 
-int read_pagemap(std::uintptr_t first, std::size_t count, std::uint64_t* entries) noexcept {
+int read_pagemap(std::uintptr_t first, std::size_t count, std::uint64_t* entries, pid_t pid) noexcept {
     const std::size_t page = page_bytes();
-    file pm("/proc/self/pagemap");
+    std::string path;
+    try {
+        path = pagemap_path(pid);
+    } catch (...) {
+        return ENOMEM;
+    }
+    file pm(path);
     if (!pm) return errno ? errno : EIO;
     for (std::size_t done = 0; done < count; done += batch_pages) {
         const std::size_t n = std::min(batch_pages, count - done);
@@ -126,30 +138,54 @@ int read_pagemap(std::uintptr_t first, std::size_t count, std::uint64_t* entries
     return 0;
 }
 
-// PAGEMAP_SCAN returns the regions whose pages have any of the asked categories.
-int page_flags_from_pagemap_scan(std::uintptr_t first, std::size_t count, page_flags& f) {
-    file pm("/proc/self/pagemap");
-    if (!pm) return errno ? errno : EIO;
+std::optional<std::uint64_t> zero_page_pfn() noexcept {
     const std::size_t page = page_bytes();
+    void* p = map_anonymous(page);
+    if (p == nullptr) return std::nullopt;
+    // A read of an untouched private page maps the zero page on every kernel that has one.
+    const char c = *static_cast<volatile const char*>(p);
+    static_cast<void>(c);
+    std::uint64_t e = 0;
+    std::optional<std::uint64_t> pfn;
+    if (read_pagemap(reinterpret_cast<std::uintptr_t>(p), 1, &e) == 0 && (e & pagemap_present) && (e & pm_pfn_mask) != 0)
+        pfn = e & pm_pfn_mask;
+    unmap(p, page);
+    return pfn;
+}
+
+// PAGEMAP_SCAN returns the regions whose pages have any of the asked categories.
+int pagemap_scan(pid_t pid, std::uintptr_t first, std::uintptr_t end, std::uint64_t categories,
+                 const std::function<void(std::uint64_t, std::uint64_t, std::uint64_t)>& region) {
+    file pm(pagemap_path(pid));
+    if (!pm) return errno ? errno : EIO;
     std::vector<pm_page_region> regions(256);
     std::uint64_t start = first;
-    const std::uint64_t end = first + count * page;
     while (start < end) {
         pm_scan_arg arg{sizeof(pm_scan_arg), 0, start, end, 0, reinterpret_cast<std::uint64_t>(regions.data()),
-                        regions.size(), 0, 0, 0, page_is_pfnzero | page_is_huge, page_is_pfnzero | page_is_huge};
+                        regions.size(), 0, 0, 0, categories, categories};
         const int n = ::ioctl(pm.fd(), pagemap_scan_request, &arg);
         if (n < 0) return errno;
         for (int r = 0; r < n; ++r) {
-            const auto& region = regions[static_cast<std::size_t>(r)];
-            for (std::uint64_t a = region.start; a < region.end; a += page) {
-                const std::size_t i = (a - first) / page;
-                if (region.categories & page_is_pfnzero) f.zero[i] = 1;
-                if (region.categories & page_is_huge) f.huge[i] = 1;
-            }
+            const auto& found = regions[static_cast<std::size_t>(r)];
+            region(found.start, found.end, found.categories);
         }
         if (arg.walk_end <= start) break;  // no progress: a kernel bug; what was read stands
         start = arg.walk_end;
     }
+    return 0;
+}
+
+int page_flags_from_pagemap_scan(std::uintptr_t first, std::size_t count, page_flags& f) {
+    const std::size_t page = page_bytes();
+    const int err = pagemap_scan(0, first, first + count * page, page_is_pfnzero | page_is_huge,
+                                 [&](std::uint64_t lo, std::uint64_t hi, std::uint64_t categories) {
+                                     for (std::uint64_t a = lo; a < hi; a += page) {
+                                         const std::size_t i = (a - first) / page;
+                                         if (categories & page_is_pfnzero) f.zero[i] = 1;
+                                         if (categories & page_is_huge) f.huge[i] = 1;
+                                     }
+                                 });
+    if (err) return err;
     std::fill(f.huge_known.begin(), f.huge_known.end(), 1);
     return 0;
 }
