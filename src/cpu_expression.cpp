@@ -95,7 +95,8 @@ std::vector<domain_set> domains_of(char letter, const topology& topo) {
 
 class parser {
 public:
-    parser(std::string_view text, const topology& topo) : text_(text), topo_(topo) {}
+    parser(std::string_view text, const topology& topo)
+        : text_(text), topo_(topo), allowed_pus_(topo.allowed_cpus().size()) {}
 
     std::vector<unsigned> parse() {
         if (text_.empty()) fail(0, "empty expression");
@@ -138,9 +139,11 @@ private:
         return v;
     }
 
-    // "0-3,5" up to `end`: indexes in the order written.
-    std::vector<std::pair<unsigned, std::size_t>> index_list(std::size_t end) {
-        std::vector<std::pair<unsigned, std::size_t>> out;
+    // "0-3,5" up to `end`: visit(first, last, position) for each range in the order written.
+    // Each range is checked by the caller against the machine before it is expanded, so a
+    // short text of long ranges ("0-262143,0-262143,...") never becomes a long vector.
+    template <class Visit>
+    void index_list(std::size_t end, Visit&& visit) {
         while (true) {
             const std::size_t at = pos_;
             const unsigned first = number(end);
@@ -151,14 +154,25 @@ private:
                 last = number(end);
                 if (last < first) fail(at2, "descending range");
             }
-            if (last - first > topology::max_pus) fail(at, "range is too long");
-            for (unsigned i = first; i <= last; ++i) out.emplace_back(i, at);
+            visit(first, last, at);
             if (pos_ < end && text_[pos_] == ',') {
                 ++pos_;
                 continue;
             }
-            return out;
+            return;
         }
+    }
+
+    // Appends one pinned PU; the threads an expression pins are bounded by the machine: 64 per
+    // allowed PU, the bound of a team (a longer list only repeats PUs, and would let a short
+    // text ask for gigabytes).
+    void pin(std::vector<unsigned>& out, unsigned pu, std::size_t at) {
+        const std::size_t most = 64 * std::max<std::size_t>(1, allowed_pus_);
+        if (out.size() >= most)
+            cannot(at, "pin more than " + std::to_string(most) + " threads",
+                   "a team is at most 64 threads per allowed PU, and this process may use " +
+                       std::to_string(allowed_pus_) + " PUs");
+        out.push_back(pu);
     }
 
     const domain_set& domain(std::size_t end, std::vector<domain_set>& holder) {
@@ -192,13 +206,20 @@ private:
         const std::size_t colon = text_.find(':', pos_);
         if (colon >= end) {  // a plain list: PU OS indexes
             const auto allowed = topo_.allowed_cpus();
-            for (const auto& [cpu, where] : index_list(end)) {
-                if (!std::binary_search(allowed.begin(), allowed.end(), cpu))
-                    cannot(where, "pin a thread to CPU " + std::to_string(cpu),
-                           "CPU " + std::to_string(cpu) + " is not in this process's allowed set {" +
-                               format_list(allowed) + "}");
-                out.push_back(cpu);
-            }
+            index_list(end, [&](unsigned first, unsigned last, std::size_t where) {
+                // Every CPU of the range is checked before any is added.
+                for (unsigned cpu = first;; ++cpu) {
+                    if (!std::binary_search(allowed.begin(), allowed.end(), cpu))
+                        cannot(where, "pin a thread to CPU " + std::to_string(cpu),
+                               "CPU " + std::to_string(cpu) + " is not in this process's allowed set {" +
+                                   format_list(allowed) + "}");
+                    if (cpu == last) break;
+                }
+                for (unsigned cpu = first;; ++cpu) {
+                    pin(out, cpu, where);
+                    if (cpu == last) break;
+                }
+            });
             return;
         }
         if (text_.substr(pos_, 2) == "E:") {
@@ -228,7 +249,7 @@ private:
                                d.tag + " has " + std::to_string(d.hwthreads.size()) +
                                    " allowed hardware threads here, and thread " + std::to_string(taken) +
                                    " would need the one at " + std::to_string(offset + j));
-                    out.push_back(d.hwthreads[offset + j]);
+                    pin(out, d.hwthreads[offset + j], at);
                 }
             return;
         }
@@ -241,7 +262,7 @@ private:
             for (const auto& d : ds) longest = std::max(longest, d.physical.size());
             for (std::size_t i = 0; i < longest; ++i)
                 for (const auto& d : ds)
-                    if (i < d.physical.size()) out.push_back(d.physical[i]);
+                    if (i < d.physical.size()) pin(out, d.physical[i], at);
             pos_ = end;
             return;
         }
@@ -249,19 +270,23 @@ private:
         const domain_set& d = domain(end, holder);
         if (pos_ >= end || text_[pos_] != ':') fail(pos_, "missing ':' after the domain");
         ++pos_;
-        for (const auto& [i, where] : index_list(end)) {
-            if (i >= d.physical.size())
+        index_list(end, [&](unsigned first, unsigned last, std::size_t where) {
+            // The range's last index is checked before any is added.
+            if (last >= d.physical.size()) {
+                const unsigned i = std::max<unsigned>(first, static_cast<unsigned>(d.physical.size()));
                 cannot(where, "pin a thread to hardware thread " + std::to_string(i) + " of " + d.tag +
                                   " (physical cores first)",
                        d.tag + " has " + std::to_string(d.physical.size()) +
                            " hardware threads this process may use (" + d.tag + ":0-" +
                            std::to_string(d.physical.size() - 1) + ": " + format_list(d.physical) + ")");
-            out.push_back(d.physical[i]);
-        }
+            }
+            for (unsigned i = first; i <= last; ++i) pin(out, d.physical[i], where);
+        });
     }
 
     std::string_view text_;
     const topology& topo_;
+    std::size_t allowed_pus_;
     std::size_t pos_ = 0;
 };
 

@@ -8,6 +8,8 @@
 
 #include <gtest/gtest.h>
 
+#include <sys/resource.h>
+
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -116,6 +118,62 @@ TEST(CpuExpression, SameAsLikwidPinOnThisHost) {
         std::string ours;
         for (unsigned pu : ccnuma::cpu_expression_pus(e, topo)) ours += (ours.empty() ? "" : ",") + std::to_string(pu);
         EXPECT_EQ(ours, theirs) << e;
+    }
+}
+
+// Issue 32, item 5: "0-262143" a hundred times (899 characters) took 827 MB: every range was
+// expanded in full before any index was checked. Now each range is checked against the machine
+// first, and the refusal costs no memory.
+long peak_rss_kib() {
+    rusage r{};
+    getrusage(RUSAGE_SELF, &r);
+    return r.ru_maxrss;
+}
+
+TEST(CpuExpression, Issue32_5_LongRangesAreCheckedBeforeTheyAreExpanded) {
+    const auto t = load("pack:2 core:4 pu:2");
+    for (const std::string range : {"0-262143", "S0:0-262143", "N:0-262143"}) {
+        std::string expr = range;
+        for (int i = 1; i < 100; ++i) expr += range.substr(range.find(':') + 1).insert(0, ",");
+        const long before = peak_rss_kib();
+        const std::string m = message(expr, t);
+        EXPECT_LT(peak_rss_kib() - before, 64 * 1024) << range << ": the peak grew by more than 64 MiB";
+        // The message quotes the start of a long expression and gives its length.
+        ASSERT_EQ(m.rfind("ccnuma: likwid-pin expression \"" + expr.substr(0, 20), 0), 0u) << m;
+        const std::string tail = "\" (" + std::to_string(expr.size()) + " characters) at position ";
+        ASSERT_NE(m.find(tail), std::string::npos) << m;
+        const std::string rest = m.substr(m.find(tail) + tail.size());
+        if (range[0] == '0')
+            EXPECT_EQ(rest, "0: likwid-pin would pin a thread to CPU 16, but CPU 16 is not in this process's allowed set "
+                            "{0-15}");
+        else if (range[0] == 'S')
+            EXPECT_EQ(rest.rfind("3: likwid-pin would pin a thread to hardware thread 8 of S0 (physical cores first), "
+                                 "but S0 has 8 hardware threads",
+                                 0),
+                      0u)
+                << rest;
+        else
+            EXPECT_EQ(rest.rfind("2: likwid-pin would pin a thread to hardware thread 16 of N (physical cores first), "
+                                 "but N has 16 hardware threads",
+                                 0),
+                      0u)
+                << rest;
+    }
+}
+
+// Valid ranges repeated are valid, up to 64 threads per allowed PU, the bound of a team; beyond
+// it the expression is refused, not expanded.
+TEST(CpuExpression, Issue32_5_PinnedThreadsAreBoundedByTheMachine) {
+    const auto t = load("pack:2 core:4 pu:2");
+    std::string expr = "0-15";
+    for (int i = 1; i < 64; ++i) expr += ",0-15";
+    EXPECT_EQ(ccnuma::cpu_expression_pus(expr, t).size(), 1024u);
+    for (const std::string more : {",0", "@S0:0", "@E:N:1", "@S:scatter"}) {
+        const std::string m = message(expr + more, t);
+        EXPECT_NE(m.find(": likwid-pin would pin more than 1024 threads, but a team is at most 64 threads per allowed "
+                         "PU, and this process may use 16 PUs"),
+                  std::string::npos)
+            << more << ": " << m;
     }
 }
 
