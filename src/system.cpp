@@ -149,6 +149,9 @@ std::vector<std::string> placement_warnings(const topology& topo, const kernel_s
     if (kernel.thp_enabled == "always")
         w.push_back("transparent huge pages are 'always': first touch then places 2 MiB at a time, so a "
                     "thread's chunk smaller than 2 MiB may land on a neighbour's node");
+    if (!pages.huge_page_size_problem.empty())
+        w.push_back("the huge page size is unknown (" + pages.huge_page_size_problem +
+                    "): huge-page policies and pad::huge_page fall back to base pages");
     if (pages.read_fault == read_fault_kind::zero_page)
         w.push_back("reads of untouched memory map the shared zero page on this kernel: an array that is only "
                     "read (calloc'ed, or never written before a benchmark) moves no data and looks impossibly "

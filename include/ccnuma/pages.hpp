@@ -210,6 +210,10 @@ struct support_info {
     std::string thp_mode;     ///< "always", "madvise", "never", or empty
     std::size_t page_size = 0;
     std::size_t huge_page_size = 0;  ///< PMD size, usually 2 MiB; 0 where the kernel does not say (no THP)
+    /// Why huge_page_size is 0 though the kernel has the file: its hpage_pmd_size is not a
+    /// power of two from the base page to 1 GiB (the size is then unknown, and huge-page
+    /// policies place base pages). Empty where the size was read, or the file is absent.
+    std::string huge_page_size_problem;
     bool pagemap = false;       ///< /proc/self/pagemap is readable: page_states() can tell every state
     bool pfn_visible = false;   ///< pagemap shows frame numbers (CAP_SYS_ADMIN; otherwise they read 0)
     bool pagemap_scan = false;  ///< the PAGEMAP_SCAN ioctl (Linux >= 6.7): zero-page and THP bits per page

@@ -27,9 +27,19 @@ namespace ccnuma::detail {
 
 // --- sizes and settings (procfs.cpp) ----------------------------------------------------------
 
-/// The PMD size as the kernel tells it (hpage_pmd_size), read once; nullopt where it does not
-/// (no THP, or a kernel before 4.13). huge_page_bytes() is the value to place by; this one is
-/// for reports, which must not pass a fallback off as read.
+/// The kernel's hpage_pmd_size under the sysfs root `sys`: `bytes` where it is a power of two
+/// from the base page to 1 GiB; empty where the file is absent (no THP, or a kernel before
+/// 4.13), and also where it holds anything else, with `rejected` saying what it held.
+struct huge_page_size_read {
+    std::optional<std::size_t> bytes;
+    std::string rejected;  ///< e.g. `hpage_pmd_size "-1" is not a power of two from 4096 to 1073741824 bytes`
+};
+huge_page_size_read read_huge_page_size(const std::string& sys = "/sys") noexcept;
+/// read_huge_page_size("/sys"), read once.
+const huge_page_size_read& huge_page_size_here() noexcept;
+/// The PMD size as the kernel tells it (huge_page_size_here().bytes): nullopt where it does not,
+/// or tells an unusable value. huge_page_bytes() is the value to place by; this one is for
+/// reports, which must not pass a fallback off as read.
 std::optional<std::size_t> huge_page_bytes_told() noexcept;
 /// A "Node N <key> <value> kB" line of /sys/devices/system/node/node<N>/meminfo in bytes, e.g.
 /// key "MemFree" or "MemTotal"; nullopt where the kernel does not say.

@@ -7,9 +7,11 @@
 
 #include <algorithm>
 #include <cctype>
+#include <charconv>
 #include <climits>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <sstream>
 #include <string>
 
@@ -119,20 +121,38 @@ std::size_t page_bytes() noexcept {
     return page;
 }
 
-std::optional<std::size_t> huge_page_bytes_told() noexcept {
-    static const std::optional<std::size_t> told = []() -> std::optional<std::size_t> {
-        std::size_t bytes = 0;
-        try {
-            std::ifstream pmd(std::string(thp_dir) + "hpage_pmd_size");
-            pmd >> bytes;
-        } catch (...) {
-            bytes = 0;
+huge_page_size_read read_huge_page_size(const std::string& sys) noexcept {
+    huge_page_size_read r;
+    try {
+        std::ifstream in(sys + "/kernel/mm/transparent_hugepage/hpage_pmd_size");
+        if (!in) return r;  // no THP, or a kernel before 4.13
+        std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+        while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back()))) text.pop_back();
+        // Digits only: a stream read takes "-1" as 2^64-1. The size is a power of two from a
+        // base page to 1 GiB (x86-64's PUD); anything else would wrap the allocator's guards.
+        std::uint64_t v = 0;
+        const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+        const bool number = !text.empty() && ec == std::errc{} && ptr == text.data() + text.size() &&
+                            std::isdigit(static_cast<unsigned char>(text.front()));
+        if (number && v >= page_bytes() && v <= (std::uint64_t{1} << 30) && (v & (v - 1)) == 0) {
+            r.bytes = static_cast<std::size_t>(v);
+            return r;
         }
-        if (bytes == 0) return std::nullopt;
-        return bytes;
-    }();
-    return told;
+        if (text.size() > 40) text = text.substr(0, 40) + "...";
+        r.rejected = "hpage_pmd_size \"" + text + "\" is not a power of two from " + std::to_string(page_bytes()) +
+                     " to " + std::to_string(std::uint64_t{1} << 30) + " bytes";
+    } catch (...) {
+        r = {};
+    }
+    return r;
 }
+
+const huge_page_size_read& huge_page_size_here() noexcept {
+    static const huge_page_size_read read = read_huge_page_size("/sys");
+    return read;
+}
+
+std::optional<std::size_t> huge_page_bytes_told() noexcept { return huge_page_size_here().bytes; }
 
 std::size_t huge_page_bytes() noexcept { return huge_page_bytes_told().value_or(page_bytes()); }
 

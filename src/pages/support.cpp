@@ -64,6 +64,7 @@ const support_info& support() {
         // placement's unit (huge_page_bytes()), which is then a base page, the size seg_array
         // pads to for 0.
         s.huge_page_size = detail::huge_page_bytes_told().value_or(0);
+        s.huge_page_size_problem = detail::huge_page_size_here().rejected;
         s.thp = !s.thp_mode.empty() && s.thp_mode != "never";
         const auto& acc = detail::page_access_here();
         s.pagemap = acc.pagemap;
@@ -93,7 +94,11 @@ const support_info& support() {
 std::string support_info::to_string() const {
     std::string s = std::string("mbind ") + (mbind ? "yes" : "no") + ", move_pages " + (move_pages ? "yes" : "no") +
                     ", THP " + (thp_mode.empty() ? "not available" : thp_mode) +
-                    (huge_page_size ? " (" + detail::human_bytes(huge_page_size) + ")" : std::string()) + ", page " +
+                    (huge_page_size ? " (" + detail::human_bytes(huge_page_size) + ")"
+                     : !huge_page_size_problem.empty()
+                         ? " (huge page size unknown: " + huge_page_size_problem + "; huge pages fall back to base pages)"
+                         : std::string()) +
+                    ", page " +
                     detail::human_bytes(page_size);
     if (!pagemap) return s + ", pagemap not readable";
     if (!page_flags_valid)

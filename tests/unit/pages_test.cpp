@@ -9,6 +9,7 @@
 
 #include "../support/forked_sharer.hpp"
 #include "../support/pagemap.hpp"
+#include "../../src/os/os.hpp"
 
 #include <gtest/gtest.h>
 #include <linux/mempolicy.h>
@@ -23,6 +24,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
 #include <limits>
 #include <string>
 #include <vector>
@@ -546,6 +549,55 @@ TEST(Issue26, MigrateToTierPoliciesFollowsTheirPlan) {
         for (int node : ccnuma::page_nodes(p, bytes)) EXPECT_EQ(node, 0);
         ccnuma::deallocate(p, bytes, ccnuma::on_node(0));
     }
+}
+
+// Issue 32, item 7: hpage_pmd_size was read with `>>` into a size_t: 2^64-1, or "-1" (which the
+// stream read wraps), wrapped the guard in allocate(), and every allocation of a page or more
+// threw std::bad_alloc. A value that is not a power of two from the base page to 1 GiB is now
+// unknown, said so, and huge-page placement falls back to base pages.
+TEST(Support, Issue32_7_HugePageSizeIsAPowerOfTwoFromAPageTo1GiB) {
+    namespace fs = std::filesystem;
+    const fs::path root = fs::temp_directory_path() / ("ccnuma-thp-" + std::to_string(::getpid()));
+    fs::remove_all(root);
+    fs::create_directories(root / "kernel/mm/transparent_hugepage");
+    const auto read = [&](const std::string& text) {
+        std::ofstream(root / "kernel/mm/transparent_hugepage/hpage_pmd_size") << text;
+        return ccnuma::detail::read_huge_page_size(root.string());
+    };
+    const std::string base = std::to_string(page);
+    for (const std::string bad : {"18446744073709551615", "-1", "-2097152", "0", "3000000", "2147483648", "junk",
+                                  "2097152junk", "", "+2097152", "99999999999999999999999", "1024"}) {
+        const auto r = read(bad + "\n");
+        EXPECT_EQ(r.bytes, std::nullopt) << bad;
+        EXPECT_EQ(r.rejected, "hpage_pmd_size \"" + bad + "\" is not a power of two from " + base + " to 1073741824 bytes")
+            << bad;
+    }
+    for (const std::size_t good : {std::size_t{2} << 20, std::size_t{512} << 20, std::size_t{1} << 30}) {
+        const auto r = read(std::to_string(good) + "\n");
+        EXPECT_EQ(r.bytes, good);
+        EXPECT_EQ(r.rejected, "");
+    }
+    fs::remove(root / "kernel/mm/transparent_hugepage/hpage_pmd_size");
+    const auto absent = ccnuma::detail::read_huge_page_size(root.string());
+    EXPECT_EQ(absent.bytes, std::nullopt);
+    EXPECT_EQ(absent.rejected, "") << "no THP is not a problem to report";
+    fs::remove_all(root);
+    // This host's value passed the same check, and placement by it never wraps.
+    const auto here = ccnuma::detail::huge_page_size_here();
+    EXPECT_EQ(ccnuma::support().huge_page_size, here.bytes.value_or(0));
+    EXPECT_EQ(ccnuma::support().huge_page_size_problem, here.rejected);
+    EXPECT_LE(ccnuma::detail::huge_page_bytes(), std::size_t{1} << 30);
+}
+
+TEST(Support, Issue32_7_AnUnknownHugePageSizeIsSaid) {
+    ccnuma::support_info s;
+    s.thp = true;
+    s.thp_mode = "madvise";
+    s.page_size = 4096;
+    s.huge_page_size_problem = "hpage_pmd_size \"-1\" is not a power of two from 4096 to 1073741824 bytes";
+    EXPECT_EQ(s.to_string(), "mbind no, move_pages no, THP madvise (huge page size unknown: hpage_pmd_size \"-1\" is "
+                             "not a power of two from 4096 to 1073741824 bytes; huge pages fall back to base pages), "
+                             "page 4.0 KiB, pagemap not readable");
 }
 
 }  // namespace

@@ -155,6 +155,23 @@ TEST(PlacementWarnings, OnePerProblemWithItsRemedy) {
     EXPECT_TRUE(ccnuma::placement_warnings(ccnuma::topology::load(o), quiet, unprobed).empty());
 }
 
+// Issue 32, item 7: an hpage_pmd_size that is not a power of two from a page to 1 GiB is
+// unknown, and the placement report says that huge pages fall back to base pages.
+TEST(PlacementWarnings, Issue32_7_UnknownHugePageSizeIsWarned) {
+    ccnuma::topology_options o;
+    o.source = "pack:2 numa:1 core:2 pu:1";
+    o.use_environment = false;
+    ccnuma::kernel_settings quiet;
+    quiet.numa_balancing = 0;
+    quiet.thp_enabled = "madvise";
+    ccnuma::support_info pages;
+    pages.huge_page_size_problem = "hpage_pmd_size \"-1\" is not a power of two from 4096 to 1073741824 bytes";
+    const auto w = ccnuma::placement_warnings(ccnuma::topology::load(o), quiet, pages);
+    ASSERT_EQ(w.size(), 1u);
+    EXPECT_EQ(w[0], "the huge page size is unknown (hpage_pmd_size \"-1\" is not a power of two from 4096 to "
+                    "1073741824 bytes): huge-page policies and pad::huge_page fall back to base pages");
+}
+
 // Issue 11: the calloc trap exists only where a read fault maps the zero page; where it gives a
 // private frame, a serial read places pages, and in THP regions 512 of them at once.
 TEST(PlacementWarnings, SayWhatAReadFaultDoesOnThisKernel) {
