@@ -28,6 +28,7 @@ const std::string probe = BINDING_PROBE;
 const std::string run_tool = CCNUMA_RUN;
 const std::string vm = CCNUMA_VM;
 const std::string nesting_probe = OMPT_NESTING_PROBE;
+const std::string exit_probe = OMPT_EXIT_PROBE;
 
 struct sample {
     std::string path;
@@ -357,6 +358,36 @@ TEST(OmptTool, Issue22CcnumaRunDoesNotLoadTheToolIntoItself) {
         EXPECT_NE(r.err.find("ccnuma-ompt: binding by plan \"2,compact\""), std::string::npos) << r.err;
         EXPECT_NE(r.err.find("2 bindings, 2 already in place"), std::string::npos) << r.err;
     }
+}
+
+// Issue 32, item 3: a global whose destructor runs a parallel region (a global
+// ccnuma::vector<std::string>, say) runs after the statics the tool built when libomp started it;
+// the tool read its plan from one of them, freed by then (ASan: heap-use-after-free in
+// on_implicit_task). Freed memory is poisoned here in every build (tcache off, perturb on), so a
+// plan read after its free is garbage outside ASan too. The region at exit is still bound by the
+// plan: the tool stays valid until libomp finalizes it.
+TEST(OmptTool, Issue32_3_ARegionInAGlobalDestructorRunsUnderAValidTool) {
+    ASSERT_GE(allowed_pus(), 2u) << "this test needs two allowed PUs";
+    const std::string spec = "2,compact";
+    const result r = run("GLIBC_TUNABLES=glibc.malloc.tcache_count=0:glibc.malloc.perturb=165 " +
+                         environment(spec, true) + exit_probe);
+    ASSERT_EQ(r.status, 0) << r.err;
+    EXPECT_EQ(r.err.find("AddressSanitizer"), std::string::npos) << r.err;
+    EXPECT_EQ(r.err.find("runtime error"), std::string::npos) << r.err;
+    const auto plan = host_plan(spec);
+    ASSERT_EQ(plan.size(), 2u);
+    std::map<std::string, int> lines;
+    std::istringstream in(r.out);
+    std::string when, mask;
+    int thread = -1;
+    while (in >> when >> thread >> mask) {
+        SCOPED_TRACE(when + " " + std::to_string(thread));
+        ++lines[when];
+        ASSERT_TRUE(plan.count(std::to_string(thread))) << r.out;
+        EXPECT_EQ(mask, std::to_string(plan.at(std::to_string(thread)))) << r.out;
+    }
+    EXPECT_EQ(lines, (std::map<std::string, int>{{"exit", 2}, {"main", 2}})) << r.out;
+    EXPECT_NE(r.err.find("0 failed"), std::string::npos) << r.err;
 }
 
 // --- the emulated machine: 2 nodes x 2 cores, nested 2,scatter,2,subcompact ----------------

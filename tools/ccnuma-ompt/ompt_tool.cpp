@@ -41,8 +41,8 @@ struct tool_state {
     // Counters are kept only when they are printed: shared counters would cost every fork a
     // contended cache line.
     bool counting = false;
-    // finalize() runs from libomp's destructor, after libccnuma's statics (the plan among them)
-    // are gone: what it prints is kept here, in plain storage.
+    // finalize() runs from libomp's destructor, after libccnuma's statics are gone: what it
+    // prints is kept here, in plain storage.
     char spec[128] = {};
     // A binding is a system call; in_place is the cached path; left_alone are the implicit tasks
     // of teams the plan has no place for (larger or deeper than planned).
@@ -208,7 +208,14 @@ int initialize(ompt_function_lookup_t lookup, int, ompt_data_t*) {
                 "expects; the tool stays inactive");
             return 0;
         }
-        state.plan = &plan;
+        // The tool's own copy, never freed. current_plan() lives in the library's plan
+        // registry, a static destroyed at exit before the destructors of globals built earlier,
+        // and such a destructor may still run a parallel region (a global
+        // ccnuma::vector<std::string> frees its elements in one): its implicit tasks would read
+        // a freed plan (issue 32, item 3). The tool must stay valid until libomp finalizes it,
+        // which may come after every static is gone, so the copy is left for the process's end
+        // to reclaim; it is reachable from `state`, so LeakSanitizer does not count it.
+        state.plan = new ccnuma::binding_plan(plan);
     } catch (const std::exception& e) {
         // A bad spec must not take the program down from inside the runtime's start-up; it is
         // said once, and the threads run as if no tool were loaded.
