@@ -255,8 +255,16 @@ std::optional<options> parse(int argc, char** argv) {
                     if (x == std::string::npos) bad("--teams: \"" + t + "\" is not OUTERxINNER (e.g. 2x2)");
                     const std::size_t outer = count("--teams", t.substr(0, x), 1, 65536),
                                       inner = count("--teams", t.substr(x + 1), 1, 65536);
-                    // Every inner team runs at once: outer x inner threads in all.
-                    checked_team(static_cast<unsigned>(outer * inner), "--teams " + t);
+                    // Every inner team runs at once: outer x inner threads in all. The product is
+                    // checked before it is narrowed: 65536x65536 would wrap to 0, the OpenMP default.
+                    const std::size_t threads = outer * inner;
+                    const auto limit = static_cast<std::size_t>(ccnuma::detail::max_team_threads());
+                    if (threads > limit)
+                        bad("--teams " + t + ": a team of " + std::to_string(threads) + " threads (" +
+                            std::to_string(outer) + " x " + std::to_string(inner) +
+                            ") is more than this process can start (valid: OUTER x INNER from 1 to " +
+                            std::to_string(limit) + ", 64 per available CPU, at most OMP_THREAD_LIMIT and below ulimit -u)");
+                    checked_team(static_cast<unsigned>(threads), "--teams " + t);
                     o.teams.push_back(t);
                 }
                 break;

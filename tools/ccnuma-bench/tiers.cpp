@@ -227,6 +227,8 @@ void tiers(const options& o, report& out) {
         sizes.push_back(std::max<std::size_t>(static_cast<std::size_t>(n), 1024));
     }
 
+    // Every size of the sweep is checked before the first one runs: an oversized last size of
+    // 1:1e10:100/decade was refused only when the sweep reached it, minutes later.
     for (const std::size_t n : sizes) {
         double total = 0;
         for (unsigned node : memory_nodes) {
@@ -242,6 +244,9 @@ void tiers(const options& o, report& out) {
             }
         }
         need_memory("tiers", total, n);
+    }
+
+    for (const std::size_t n : sizes) {
         const double nn = static_cast<double>(n);
 
         // ---- the bandwidth matrix ------------------------------------------------------------
