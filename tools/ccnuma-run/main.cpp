@@ -137,6 +137,7 @@ int run(int argc, char** argv) {
         return 3;
     }
     if (o.command.empty()) return 0;
+    if (o.watch_seconds > 0) return watch_command(o, memory);
     return exec_command(o, binds, memory);
 }
 

@@ -4,7 +4,9 @@
 
 #include "../common/slurm.hpp"
 
+#include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <string>
 
 namespace tools::run {
@@ -16,7 +18,8 @@ constexpr const char* usage =
     "usage: ccnuma-run [--bind SPEC | --cpus EXPR] [--oversubscribe] [--physcpubind CPUS | --cpunodebind NODES]\n"
     "                  [--interleave NODES | --weighted-interleave NODES | --membind NODES [--balancing] |\n"
     "                   --preferred NODE | --preferred-many NODES | --localalloc] [--all]\n"
-    "                  [--print-plan [--json]] [--verify] [--quiet] [--] [command [args...]]\n"
+    "                  [--print-plan [--json]] [--verify] [--quiet] [--watch SECONDS [--watch-json FILE]]\n"
+    "                  [--] [command [args...]]\n"
     "       ccnuma-run --show [--json] | --hardware | --help | --version\n"
     "  SPEC is N,strategy[,N,strategy]... with strategies %s\n"
     "  (default: $CCNUMA_BIND, else $OMP_NESTING_TEAM_SIZE).\n"
@@ -37,7 +40,9 @@ constexpr const char* usage =
     "  -a, --all                  CPU lists and the plan ignore the affinity mask (taskset): every CPU the\n"
     "                             cgroup allows, as numactl -a\n"
     "  -x, --input FILE|SYNTHETIC plan for another machine, as lstopo -i (an hwloc XML export or a\n"
-    "                             synthetic description; as CCNUMA_TOPOLOGY; -i is --interleave)\n"
+    "                             synthetic description; as CCNUMA_TOPOLOGY; -i is --interleave)\n"    "      --watch SECONDS        run the command as a child and sample its threads and pages every SECONDS\n"
+    "                             (as ccnuma-ps --watch); at its exit print the run's report on stderr\n"
+    "      --watch-json FILE      with --watch: write the series there (ccnuma-ps's series JSON)\n"
     "CPUs of the command (at most one; the plan is made on them):\n"
     "  -C, --physcpubind CPUS     only these CPUs\n"
     "  -N, --cpunodebind NODES    only the CPUs of these nodes (--cpubind, numactl's old name)\n"
@@ -55,6 +60,9 @@ constexpr const char* usage =
     "exit status: the command's own; 2 usage error, 1 bad spec, node set or topology, 3 binding\n"
     "check failed, 126 command found but not executable, 127 command not found\n";
 
+// The long options without a letter.
+constexpr int watch_option = 0x100, watch_json_option = 0x101;
+
 // What an option's value is, for "--bind needs a spec, e.g. --bind 4,scatter".
 constexpr tools::value_help value_options[] = {
     {'B', "a spec", "4,scatter"},
@@ -67,6 +75,8 @@ constexpr tools::value_help value_options[] = {
     {'C', "a CPU list", "0-3"},
     {'N', "a node set", "0"},
     {'x', "an hwloc XML file or a synthetic description", "machine.xml"},
+    {watch_option, "a number of seconds", "1"},
+    {watch_json_option, "a file name", "series.json"},
 };
 
 // numactl rejects two memory policies on one command line, and so do we: the one applied
@@ -105,6 +115,8 @@ options parse(int argc, char** argv) {
         {"quiet", no_argument, nullptr, 'q'},
         {"help", no_argument, nullptr, 'h'},
         {"version", no_argument, nullptr, 'V'},
+        {"watch", required_argument, nullptr, watch_option},
+        {"watch-json", required_argument, nullptr, watch_json_option},
         {nullptr, 0, nullptr, 0},
     };
     options o;
@@ -151,10 +163,23 @@ options parse(int argc, char** argv) {
             case 'y': o.verify = true; break;
             case 'x': o.input = value; break;
             case 'q': o.quiet = true; break;
+            case watch_option: {
+                char* end = nullptr;
+                errno = 0;
+                o.watch_seconds = std::strtod(value.c_str(), &end);
+                if (errno != 0 || *end != '\0' || !(o.watch_seconds >= 0.01) || o.watch_seconds > 86400)
+                    throw usage_error{"--watch needs a number of seconds from 0.01 to 86400, not \"" + value + "\""};
+                break;
+            }
+            case watch_json_option: o.watch_json = value; break;
             default: throw usage_error{"unknown option (" + p.see_help() + ")"};
         }
     }
     for (int i = p.index(); i < argc; ++i) o.command.push_back(argv[i]);
+    if (o.watch_json && o.watch_seconds == 0) throw usage_error{"--watch-json goes with --watch SECONDS"};
+    if (o.watch_seconds > 0 && o.command.empty())
+        throw usage_error{"--watch samples a command: give one (ccnuma-run --watch 1 -- ./app); ccnuma-ps --watch "
+                          "samples a running process"};
     if (o.hardware) {
         if (o.show || o.print_plan || o.verify || o.memory || o.cpus || o.spec || o.expression || !o.command.empty())
             throw usage_error{"--hardware shows the machine and runs nothing; give it alone"};
@@ -196,7 +221,9 @@ ccnuma::binding_spec spec_of(const options& o) {
     if (spec.empty() && o.verify)
         throw usage_error{"no binding spec for --verify to check: pass --bind SPEC (e.g. --bind 4,scatter) or set "
                           "CCNUMA_BIND"};
-    if (spec.empty() && !o.memory && !o.cpus && !o.expression)
+    // --watch alone observes the command as it would run without ccnuma-run: the recipe's
+    // "without" run beside the one under -i all or a spec.
+    if (spec.empty() && !o.memory && !o.cpus && !o.expression && o.watch_seconds == 0)
         throw usage_error{"no binding spec: pass --bind SPEC (e.g. --bind 4,scatter) or set CCNUMA_BIND, or give a "
                           "memory policy (--interleave, --membind, --preferred, --localalloc) or CPUs (--physcpubind, "
                           "--cpunodebind)"};

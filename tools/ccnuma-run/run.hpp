@@ -40,6 +40,8 @@ struct options {
     std::optional<cpu_option> cpus;
     bool oversubscribe = false, print_plan = false, json = false, verify = false, quiet = false, show = false;
     bool balancing = false, hardware = false, all = false;
+    double watch_seconds = 0;  // --watch: the sampling interval; 0 runs the command in place
+    std::optional<std::string> watch_json;  // --watch-json: where the series goes
     std::vector<char*> command;
 };
 
@@ -82,3 +84,10 @@ int self_check();
 int exec_command(const options& o, bool binds, const std::optional<ccnuma::memory_policy>& memory);
 
 }  // namespace tools::run
+// watch.cpp
+/// --watch: starts the command as a child under `memory`, samples it every o.watch_seconds as
+/// ccnuma-ps --watch does, forwards the signals sent to ccnuma-run, and at its exit prints the
+/// run's report on stderr and writes --watch-json. Returns the command's exit status (128 + N
+/// when signal N ended it; 126, 127 when it could not be started).
+int watch_command(const options& o, const std::optional<ccnuma::memory_policy>& memory);
+
