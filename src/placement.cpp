@@ -5,6 +5,7 @@
 #include "placement_internal.hpp"
 
 #include <ccnuma/detail/format.hpp>
+#include <ccnuma/detail/parallel.hpp>
 #include <ccnuma/detail/throw_error.hpp>
 #include <ccnuma/placement.hpp>
 #include <ccnuma/topology.hpp>
@@ -67,7 +68,22 @@ void touch_units(const detail::team_layout& team, unsigned t, char* base, std::s
 void warn_small_chunks(const detail::team_layout& team, std::size_t bytes, std::size_t element_size, std::size_t unit,
                        const policy& p) {
     if (team.threads < 2 || team.elements == 0) return;
-    const std::size_t share = team.smallest_share() * element_size;
+    const std::size_t smallest = team.smallest_share();
+    if (smallest == 0) {
+        // Threads that own no element have no chunk to be small: chunk(SIZE_MAX), or fewer
+        // elements than threads. Say how many, and what the chunk is, in elements (a chunk's
+        // bytes may be beyond the address space).
+        unsigned idle = 0;
+        for (unsigned t = 0; t < team.threads; ++t)
+            idle += detail::static_count(team.elements, team.chunk, t, team.threads) == 0 ? 1 : 0;
+        detail::diagnose(to_string(p) + " of " + detail::human_bytes(bytes) + " over " +
+                         std::to_string(team.threads) + " threads: " + std::to_string(idle) + " of them own no element (" +
+                         std::to_string(team.elements) + " elements" +
+                         (team.chunk != 0 ? " in chunks of " + std::to_string(team.chunk) : std::string()) +
+                         "), so every page lands on the nodes of the others; use a smaller chunk or fewer threads");
+        return;
+    }
+    const std::size_t share = smallest * element_size;
     if (share >= unit) return;
     detail::diagnose(to_string(p) + " of " + detail::human_bytes(bytes) + " over " + std::to_string(team.threads) +
                      " threads: a thread's chunk (" + detail::human_bytes(share) + ") is smaller than a " +

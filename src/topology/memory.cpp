@@ -7,9 +7,12 @@
 #include "topology_internal.hpp"
 
 #include <algorithm>
+#include <charconv>
 #include <limits>
 #include <map>
 #include <set>
+#include <string_view>
+#include <system_error>
 #include <tuple>
 
 namespace ccnuma::detail {
@@ -165,9 +168,16 @@ void read_tiers(const std::vector<hwloc_obj_t>& nodes, bool this_system, const s
             return;
         }
     }
+    // hwloc writes a tier as a decimal rank; anything else ("junk", "-1", "1x", beyond an int)
+    // leaves the node's tier unknown rather than reading as tier 0, as strtol would.
     for (hwloc_obj_t n : nodes)
-        if (const char* tier = hwloc_obj_get_info_by_name(n, "MemoryTier"))
-            f.tier_id[n->os_index] = static_cast<int>(std::strtol(tier, nullptr, 10));
+        if (const char* tier = hwloc_obj_get_info_by_name(n, "MemoryTier")) {
+            const std::string_view text(tier);
+            int id = 0;
+            const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), id);
+            if (!text.empty() && text.front() != '-' && ec == std::errc{} && end == text.data() + text.size())
+                f.tier_id[n->os_index] = id;
+        }
     if (!f.tier_id.empty()) f.tier_from = tier_source::hwloc;
 }
 

@@ -115,6 +115,40 @@ TEST(Golden, Issue26_InfoOnATieredMachine) {
         EXPECT_TRUE(doc["kernel"].contains(key)) << key;
 }
 
+// Issue 32, item 10: 20-digit memattr values ran ccnuma-info's access columns together. Each
+// column is as wide as its widest value, with a space after it.
+TEST(Info, Issue32_10_TwentyDigitAccessValuesKeepTheirColumns) {
+    std::string xml = slurp(topologies() + "/real/linux-fakeheteromemtiers.xml");
+    for (const auto& [from, to] : {std::pair<std::string, std::string>{"value=\"10000\"", "value=\"18446744073709551615\""},
+                                   {"value=\"100\"", "value=\"1234567890123456789\""}})
+        for (auto at = xml.find(from); at != std::string::npos; at = xml.find(from, at + to.size()))
+            xml.replace(at, from.size(), to);
+    const std::string path = ::testing::TempDir() + "issue32-memattrs-" + std::to_string(::getpid()) + ".xml";
+    std::ofstream(path) << xml;
+    const auto r = run(info + " --input " + quote(path));
+    std::remove(path.c_str());
+    ASSERT_EQ(r.status, 0) << r.err;
+    const auto begin = r.out.find("memory access (HMAT");
+    ASSERT_NE(begin, std::string::npos) << r.out;
+    std::istringstream table(r.out.substr(begin));
+    std::string line;
+    std::getline(table, line);
+    std::getline(table, line);
+    EXPECT_EQ(line, "  node  from  read bw              write bw             read lat  write lat");
+    std::map<std::string, int> rows;
+    while (std::getline(table, line) && line.rfind("  weights", 0) != 0 && !line.empty()) {
+        std::istringstream cells(line);
+        std::vector<std::string> c;
+        for (std::string cell; cells >> cell;) c.push_back(cell);
+        ASSERT_EQ(c.size(), 6u) << line;
+        EXPECT_EQ(c[4], "-") << line;
+        ++rows[c[2]];
+    }
+    EXPECT_EQ(rows, (std::map<std::string, int>{{"1000", 2}, {"18446744073709551615", 2}, {"1234567890123456789", 3}}));
+    EXPECT_NE(r.out.find("  2     2     18446744073709551615 18446744073709551615 -         -\n"), std::string::npos)
+        << r.out;
+}
+
 // --- bad input ------------------------------------------------------------------------------
 
 

@@ -232,6 +232,23 @@ TEST(Diagnostics, AChunkSmallerThanAPageIsReported) {
     ccnuma::set_diagnostic_handler({});
 }
 
+// Issue 32, item 10: chunk(SIZE_MAX) gives every element to thread 0; the warning spoke of a
+// "chunk (0 B)" that no thread has. It now says which threads own nothing, and the chunk.
+TEST(Diagnostics, Issue32_10_ThreadsWithoutAChunkAreNotAZeroByteChunk) {
+    std::string seen;
+    ccnuma::set_diagnostic_handler([&](std::string_view m) { seen = m; });
+    const auto policy = ccnuma::first_touch{}.threads(4).chunk(std::numeric_limits<std::size_t>::max());
+    void* p = ccnuma::allocate(64 * page, policy, sizeof(double));
+    ccnuma::deallocate(p, 64 * page, policy);
+    ccnuma::set_diagnostic_handler({});
+    EXPECT_EQ(seen.find("(0 B)"), std::string::npos) << seen;
+    EXPECT_NE(seen.find(" over 4 threads: 3 of them own no element (" + std::to_string(64 * page / sizeof(double)) +
+                        " elements in chunks of " + std::to_string(std::numeric_limits<std::size_t>::max()) +
+                        "), so every page lands on the nodes of the others; use a smaller chunk or fewer threads"),
+              std::string::npos)
+        << seen;
+}
+
 // --- issue 16: one source per fact, placement without hidden binding -------------------------
 
 // The affinity mask of every thread of a team of `threads`, as CPU lists.

@@ -498,6 +498,76 @@ TEST(Topology, Issue26_HwlocTiersAndAnInitiatorOfTheWholeMachine) {
     EXPECT_TRUE(t.is_tiered()) << "two tiers";
 }
 
+// Issue 32, item 10: MemoryTier="junk" read as tier 0 (strtol). A tier that is not a decimal
+// rank is unknown: the node has no tier, and the others keep theirs.
+TEST(Topology, Issue32_10_MemoryTierThatIsNotANumberIsUnknown) {
+    std::ifstream in(real_file("8intel64-4n2t-memattrs.xml"));
+    const std::string xml((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    const std::string tier0 = "<info name=\"MemoryTier\" value=\"0\"/>";
+    ASSERT_NE(xml.find(tier0), std::string::npos);
+    const auto path = std::filesystem::temp_directory_path() / ("ccnuma-tier-" + std::to_string(::getpid()) + ".xml");
+    for (const std::string bad : {"junk", "", "-1", "1x", " 0", "99999999999"}) {
+        std::string edited = xml;
+        edited.replace(edited.find(tier0), tier0.size(), "<info name=\"MemoryTier\" value=\"" + bad + "\"/>");
+        std::ofstream(path) << edited;
+        const auto t = load(path.string());
+        EXPECT_EQ(node(t, 1).tier, -1) << bad;
+        EXPECT_EQ(node(t, 1).tier_from, ccnuma::tier_source::none) << bad;
+        for (unsigned n : {0u, 2u, 3u}) {
+            EXPECT_EQ(node(t, n).tier, 0) << bad << ": the one tier left, id 1, is rank 0";
+            EXPECT_EQ(node(t, n).tier_from, ccnuma::tier_source::hwloc) << bad;
+        }
+        EXPECT_FALSE(t.is_tiered()) << bad << ": one known tier";
+    }
+    std::filesystem::remove(path);
+}
+
+// Issue 32, plans on irregular machines: with nested node cpusets, a node's cpus are the PUs
+// whose node it is (the smallest node holding the PU), not its whole cpuset. The machine is
+// linux-fakeheterocpunuma with a node 4 on package 1 (PUs 12-23) around node 3 (PUs 20-23):
+// node 4's cpus were 12-23, yet PUs 20-23 are node 3's.
+TEST(Topology, Issue32_NestedNodeCpusAreTheNodesOwnPus) {
+    std::ifstream in(real_file("linux-fakeheterocpunuma.xml"));
+    std::string xml((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    const auto replace = [&](const std::string& from, const std::string& to) {
+        const auto at = xml.find(from);
+        ASSERT_NE(at, std::string::npos) << from;
+        xml.replace(at, from.size(), to);
+    };
+    replace("nodeset=\"0x0000000f\" complete_nodeset=\"0x0000000f\" allowed_nodeset=\"0x0000000f\"",
+            "nodeset=\"0x0000001f\" complete_nodeset=\"0x0000001f\" allowed_nodeset=\"0x0000001f\"");
+    replace("nodeset=\"0x00000008\" complete_nodeset=\"0x00000008\" gp_index=\"22\">",
+            "nodeset=\"0x00000018\" complete_nodeset=\"0x00000018\" gp_index=\"22\">\n"
+            "      <object type=\"NUMANode\" os_index=\"4\" cpuset=\"0x00fff000\" complete_cpuset=\"0x00fff000\" "
+            "nodeset=\"0x00000010\" complete_nodeset=\"0x00000010\" gp_index=\"99\" local_memory=\"1073741824\"/>");
+    const auto path = std::filesystem::temp_directory_path() / ("ccnuma-nested-" + std::to_string(::getpid()) + ".xml");
+    std::ofstream(path) << xml;
+    const auto t = load(path.string());
+    std::filesystem::remove(path);
+    ASSERT_EQ(t.numa_nodes().size(), 5u);
+    const auto range = [](unsigned a, unsigned b) {
+        std::vector<unsigned> v;
+        for (unsigned i = a; i <= b; ++i) v.push_back(i);
+        return v;
+    };
+    EXPECT_EQ(node(t, 0).cpus, range(0, 3));
+    EXPECT_EQ(node(t, 1).cpus, range(8, 11));
+    EXPECT_EQ(node(t, 2).cpus, std::vector<unsigned>{}) << "nests nodes 0 and 1 and owns no PU: CPU-less";
+    EXPECT_FALSE(node(t, 2).has_cpus);
+    EXPECT_EQ(node(t, 3).cpus, range(20, 23));
+    EXPECT_EQ(node(t, 4).cpus, range(12, 19));
+    EXPECT_TRUE(node(t, 4).has_cpus);
+    EXPECT_EQ(node(t, 4).locality, range(12, 23)) << "the whole cpuset stays the node's locality";
+    // The project's rule, both ways: a node's cpus are exactly the PUs whose node it is.
+    for (const auto& n : t.numa_nodes()) {
+        std::vector<unsigned> own;
+        for (const auto& pu : t.pus())
+            if (pu.numa == static_cast<int>(n.os_index)) own.push_back(pu.os_index);
+        std::sort(own.begin(), own.end());
+        EXPECT_EQ(n.cpus, own) << "node " << n.os_index;
+    }
+}
+
 // A CXL machine whose CXL memory is not online as a node: one node, no attributes, not tiered.
 TEST(Topology, Issue26_CxlDevicesWithoutCpuLessNodes) {
     const auto t = load(real_file("cxlmem+dax.v2.xml"));

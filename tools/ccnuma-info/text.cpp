@@ -8,6 +8,7 @@
 #include <ccnuma/detail/format.hpp>
 
 #include <algorithm>
+#include <array>
 #include <cstdio>
 #include <cstring>
 #include <map>
@@ -95,14 +96,26 @@ void print_memory(const ccnuma::topology& t) {
     for (const auto& p : t.pus()) any_far = any_far || p.local_nodes.size() > 1;
     if (any_access) {
         std::puts("\nmemory access (HMAT: MB/s and ns from the CPUs of the initiator node; - unknown)");
-        std::printf("  %s%s%s%s%s%s\n", pad("node", 6).c_str(), pad("from", 6).c_str(), pad("read bw", 10).c_str(),
-                    pad("write bw", 10).c_str(), pad("read lat", 10).c_str(), "write lat");
+        // Each column as wide as its widest value and a space (a memattr may have 20 digits).
+        std::size_t width[5] = {6, 6, 10, 10, 10};
+        const auto cells = [](const ccnuma::numa_node& n, const ccnuma::memory_access& a) {
+            return std::array<std::string, 6>{std::to_string(n.os_index), std::to_string(a.initiator),
+                                              value_or_dash(a.read_bandwidth), value_or_dash(a.write_bandwidth),
+                                              value_or_dash(a.read_latency), value_or_dash(a.write_latency)};
+        };
         for (const auto& n : t.numa_nodes())
-            for (const auto& a : n.access)
-                std::printf("  %s%s%s%s%s%s\n", pad(std::to_string(n.os_index), 6).c_str(),
-                            pad(std::to_string(a.initiator), 6).c_str(), pad(value_or_dash(a.read_bandwidth), 10).c_str(),
-                            pad(value_or_dash(a.write_bandwidth), 10).c_str(),
-                            pad(value_or_dash(a.read_latency), 10).c_str(), value_or_dash(a.write_latency).c_str());
+            for (const auto& a : n.access) {
+                const auto c = cells(n, a);
+                for (std::size_t i = 0; i < 5; ++i) width[i] = std::max(width[i], c[i].size() + 1);
+            }
+        const auto row = [&](const std::array<std::string, 6>& c) {
+            std::string line = "  ";
+            for (std::size_t i = 0; i < 5; ++i) line += pad(c[i], width[i]);
+            std::puts((line + c[5]).c_str());
+        };
+        row({"node", "from", "read bw", "write bw", "read lat", "write lat"});
+        for (const auto& n : t.numa_nodes())
+            for (const auto& a : n.access) row(cells(n, a));
         if (const auto w = ccnuma::auto_interleave_weights(t); !w.empty())
             std::printf("  weights Linux 6.16's weighted_interleave/auto derives from these: %s\n",
                         weights_text(w).c_str());
