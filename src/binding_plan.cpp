@@ -54,6 +54,7 @@ public:
             }
         }
         core_usage_.assign(topo.cores().size(), 0);
+        team_core_load_.assign(topo.cores().size(), 0);
         node_load_.assign(topo.numa_nodes().size(), 0);
         node_usage_.assign(topo.numa_nodes().size(), 0);
     }
@@ -73,6 +74,7 @@ public:
         } else {
             std::fill(team_load_.begin(), team_load_.end(), 0);
             std::fill(node_load_.begin(), node_load_.end(), 0);
+            std::fill(team_core_load_.begin(), team_core_load_.end(), 0);
             no_package_load_ = 0;
             if (master) add_load(*master);
             for (unsigned i = 0; i < count; ++i) {
@@ -111,6 +113,7 @@ private:
             ++team_load_[static_cast<std::size_t>(d)];
         if (info_[pu].node >= 0) ++node_load_[static_cast<std::size_t>(info_[pu].node)];
         if (info_[pu].level[0] < 0) ++no_package_load_;
+        ++team_core_load_[info_[pu].core];
     }
 
     // Room, counted in cores so that a team never lands on SMT siblings while whole cores
@@ -196,22 +199,30 @@ private:
         unsigned cmin = std::numeric_limits<unsigned>::max();
         for (std::size_t p : candidates)
             if (usage_[p] == umin) cmin = std::min(cmin, core_usage_[info_[p].core]);
+        // Once every candidate core carries a thread (the SMT round), a sibling on a core of
+        // this team (its master's, or a member's) comes before a sibling of another team's
+        // thread: sharing a core's caches with its own team is local, sharing them with another
+        // team is interference, and no spread is left to gain (issue 32: on linux-8ia64-2s2c2t
+        // restricted to PUs 0-5, 2,scatter,2,scatter put thread (1,1) on PU 1 beside thread
+        // (0,0) in package 0, while PU 5 beside its master was free).
+        const bool smt_round = cmin > 0;
         const auto key = [&](std::size_t p) {
             const auto& i = info_[p];
-            std::array<std::size_t, 8> k{};
+            std::array<std::size_t, 9> k{};
             const std::size_t package = i.level[0] >= 0 ? team_load_[static_cast<std::size_t>(i.level[0])]
                                                         : no_package_load_;
-            k[0] = i.node >= 0 ? node_load_[static_cast<std::size_t>(i.node)] : package;
-            k[1] = outside_nodes(p) ? 1 : 0;
-            k[2] = package;
+            k[0] = smt_round && team_core_load_[i.core] == 0 ? 1 : 0;
+            k[1] = i.node >= 0 ? node_load_[static_cast<std::size_t>(i.node)] : package;
+            k[2] = outside_nodes(p) ? 1 : 0;
+            k[3] = package;
             for (std::size_t l = 1; l < 4; ++l)
-                k[l + 2] = i.level[l] >= 0 ? team_load_[static_cast<std::size_t>(i.level[l])] : 0;
-            for (std::size_t g : i.groups) k[6] += team_load_[g];
-            k[7] = other_load(i.node);
+                k[l + 3] = i.level[l] >= 0 ? team_load_[static_cast<std::size_t>(i.level[l])] : 0;
+            for (std::size_t g : i.groups) k[7] += team_load_[g];
+            k[8] = other_load(i.node);
             return k;
         };
         std::optional<std::size_t> best;
-        std::array<std::size_t, 8> best_key{};
+        std::array<std::size_t, 9> best_key{};
         for (std::size_t p : candidates) {
             if (usage_[p] != umin || core_usage_[info_[p].core] != cmin) continue;
             const auto k = key(p);
@@ -239,6 +250,7 @@ private:
     std::vector<unsigned> team_load_;                // members of the current team per domain
     std::vector<unsigned> node_load_;                // members of the current team per NUMA node
     std::vector<unsigned> node_usage_;               // threads of all teams per NUMA node
+    std::vector<unsigned> team_core_load_;           // members of the current team per core
     std::size_t no_package_load_ = 0;                // members of the current team in no package
 };
 

@@ -201,13 +201,25 @@ void apply_memory_facts(const memory_facts& f, std::vector<numa_node>& nodes, st
     // Tiers are ranked over the ids the source gives for the whole machine: 0 is the fastest.
     std::set<int> ids;
     for (const auto& [node, id] : f.tier_id) ids.insert(id);
+    // A node's CPUs are the PUs whose node it is (pu.numa: the smallest node cpuset holding the
+    // PU). Where node cpusets nest (linux-fakeheterocpunuma: node 4 holds 16-23, node 3 20-23),
+    // the outer node's cpuset is its locality, and the inner node's PUs are not its CPUs.
+    std::map<int, std::vector<unsigned>> owned;
+    for (const auto& pu : pus)
+        if (pu.numa >= 0) owned[pu.numa].push_back(pu.os_index);
+    for (auto& entry : owned) std::sort(entry.second.begin(), entry.second.end());
     for (auto& n : nodes) {
         if (const auto it = f.has_cpus.find(n.os_index); it != f.has_cpus.end()) n.has_cpus = it->second;
         // hwloc gives a CPU-less node the cpuset of the CPUs it is near; those are not its CPUs
         // (numactl -H lists none, --cpunodebind to it binds to nothing, a likwid M domain of it
         // has no threads), so they move to `locality`.
         n.locality = n.cpus;
-        if (!n.has_cpus) n.cpus.clear();
+        if (!n.has_cpus) {
+            n.cpus.clear();
+        } else {
+            const auto it = owned.find(static_cast<int>(n.os_index));
+            n.cpus = it != owned.end() ? it->second : std::vector<unsigned>{};
+        }
         if (const auto it = f.tier_id.find(n.os_index); it != f.tier_id.end()) {
             n.tier = static_cast<int>(std::distance(ids.begin(), ids.find(it->second)));
             n.tier_from = f.tier_from;

@@ -828,4 +828,26 @@ TEST(Issue17, EmptyEnvironmentSpecIsUnsetAndBlanksAreAnError) {
     ::unsetenv("CCNUMA_BIND");
 }
 
+// Issue 32, plans on irregular machines: linux-8ia64-2s2c2t restricted to PUs 0-5 leaves
+// package 0 two cores (PUs 0-1, 2-3) and package 1 one (PUs 4-5). The outer threads take PUs 0
+// and 4, the first inner team the free core's PU 2; then every core carries a thread, and the
+// second inner team's thread took PU 1 beside thread (0,0) in package 0 while PU 5, beside its
+// own master, was free. In the SMT round a sibling on the team's own core comes first.
+TEST(Binding, Issue32_PlansInnerSmtRoundStaysOnItsOwnCores) {
+    const auto t = load(real("linux-8ia64-2s2c2t.xml"), "0-5");
+    const auto p = plan(t, "2,scatter,2,scatter");
+    ASSERT_EQ(p.threads().size(), 4u);
+    const unsigned expected[2][2] = {{0, 2}, {4, 5}};
+    const unsigned package[2][2] = {{0, 0}, {1, 1}};
+    for (unsigned i = 0; i < 2; ++i)
+        for (unsigned j = 0; j < 2; ++j) {
+            const auto& th = p.at(std::vector<unsigned>{i, j});
+            EXPECT_EQ(th.pu, expected[i][j]) << "thread (" << i << "," << j << ")";
+            EXPECT_EQ(th.package, package[i][j]) << "thread (" << i << "," << j << ")";
+        }
+    // Level 1 is one team: its SMT round is unchanged (every core carries one of its threads),
+    // and package 1 (one thread on one core) gets the first sibling.
+    EXPECT_EQ(pus_of(plan(t, "6,scatter")), (std::vector<unsigned>{0, 4, 2, 5, 1, 3}));
+}
+
 }  // namespace
