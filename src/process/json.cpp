@@ -136,9 +136,14 @@ json series_to_json(const process_observer& o, double interval_seconds, json sam
     j["command"] = o.count() > 0 ? o.last().snapshot.command : std::string();
     j["nodes"] = o.count() > 0 ? json(o.last().snapshot.nodes) : json::array();
     j["interval"] = interval_seconds;
-    for (std::size_t i = 0; i < samples.size(); ++i)
-        if (samples[i].is_object() && !samples[i].contains("sample")) samples[i]["sample"] = i;
-    j["samples"] = std::move(samples);
+    // Each sample's index first, as docs/tools/ccnuma-ps.md shows it.
+    json numbered = json::array();
+    for (std::size_t i = 0; i < samples.size(); ++i) {
+        json s = {{"sample", i}};
+        if (samples[i].is_object()) s.update(samples[i]);
+        numbered.push_back(std::move(s));
+    }
+    j["samples"] = std::move(numbered);
     j["end"] = end;
     j["verdicts"] = to_json_value(o.verdicts());
     return j;
