@@ -125,7 +125,8 @@ int run(int argc, char** argv) {
             std::fprintf(stderr,
                          "ccnuma-vm: \"%s\" was killed by SIGILL (%s): the emulated CPU (%s) lacks an instruction "
                          "it uses, typically AVX-512 from -march=native; build with -march=x86-64-v3 (or "
-                         "x86-64-v2), or run with --accel kvm where /dev/kvm works\n",
+                         "x86-64-v2), or run with --accel kvm where /dev/kvm works; for ccnuma-bench, run "
+                         "ccnuma-bench-portable, installed beside it without -march=native\n",
                          command_line.c_str(), g.illegal_instruction.c_str(),
                          a == accel::kvm ? "KVM, -cpu host" : "QEMU TCG, -cpu max");
         return g.exit_status;
