@@ -129,9 +129,25 @@ def read_json(path):
     ctx = doc.get("context", {})
     if not isinstance(ctx, dict):
         ctx = {}
-    caption = "; ".join("%s: %s" % (k, ctx[k]) for k in ("cpu", "topology", "binding", "environment", "isa", "flags",
-                                                         "ccnuma") if k in ctx)
+    caption = "; ".join("%s: %s" % (k, bounded(path, k, ctx[k])) for k in ("cpu", "topology", "binding", "environment",
+                                                                          "isa", "flags", "ccnuma") if k in ctx)
     return points, series, caption
+
+
+# What one context field may put into the caption: matplotlib wraps and rasters every character,
+# so a 10 KB "cpu" overflowed its raster and 1 MB took half a minute.
+CAPTION_FIELD_MAX = 200
+
+
+def bounded(path, key, value):
+    """The field as the caption shows it: cut to CAPTION_FIELD_MAX characters with an ellipsis
+    and its length, and a note on stdout saying so."""
+    text = " ".join(str(value).split())
+    if len(text) <= CAPTION_FIELD_MAX:
+        return text
+    print("ccnuma-bench plot: note: %s: the context's \"%s\" has %d characters: the caption shows the first %d" %
+          (path, key, len(text), CAPTION_FIELD_MAX))
+    return "%s... [cut, %d characters]" % (text[:CAPTION_FIELD_MAX], len(text))
 
 
 def read_csv(path):
@@ -202,29 +218,115 @@ def image_format(output, supported):
     return ext
 
 
-def save(fig, output, fmt):
-    """Writes the figure as the outputs of ccnuma-bench are written: to a temporary file in the
-    same directory, renamed over the target (a device or FIFO is written in place)."""
-    target = os.path.realpath(output)
-    if os.path.exists(target) and not os.path.isfile(target):
-        if os.path.isdir(target):
-            raise OSError("it is a directory")
-        fig.savefig(target, dpi=110, format=fmt)
-        return
-    fd, temp = tempfile.mkstemp(prefix="." + os.path.basename(target) + ".", dir=os.path.dirname(target))
-    try:
+def check_links(path):
+    """The kernel's fs.protected_symlinks rule on every symbolic link the path walks through, as
+    ccnuma-bench's own outputs apply it (tools/common/output_file.hpp): in a sticky
+    world-writable directory (/tmp) a link is followed only if the caller, the directory's
+    owner or root owns it."""
+    end = path.find("/", 1)
+    while True:
+        prefix = path if end < 0 else path[:end]
+        if prefix and not prefix.endswith("/"):
+            try:
+                link = os.lstat(prefix)
+            except OSError:
+                return
+            if stat.S_ISLNK(link.st_mode):
+                d = os.path.dirname(prefix) or "."
+                try:
+                    dst = os.stat(d)
+                except OSError:
+                    dst = None
+                if (dst is not None and dst.st_mode & stat.S_ISVTX and dst.st_mode & stat.S_IWOTH and
+                        link.st_uid not in (os.geteuid(), dst.st_uid, 0)):
+                    raise OSError(None, '%s is a symbolic link owned by uid %d in the sticky world-writable directory '
+                                        '"%s"; only a link of yours, of the directory\'s owner or of root is followed there '
+                                        '(fs.protected_symlinks): remove it or name another file' %
+                                  ("it" if prefix == path else '"%s"' % prefix, link.st_uid, d))
+        if end < 0:
+            return
+        end = path.find("/", end + 1)
+
+
+def own_output(st):
+    for fd in (1, 2):
         try:
-            mode = os.stat(target).st_mode & 0o7777
-        except FileNotFoundError:
+            o = os.fstat(fd)
+        except OSError:
+            continue
+        if (o.st_dev, o.st_ino) == (st.st_dev, st.st_ino):
+            return True
+    return False
+
+
+def save(fig, output, fmt):
+    """Writes the figure as ccnuma-bench writes its outputs (tools/common/output_file.hpp): to a
+    temporary file beside the named entry, renamed over it, so that a symbolic link there is
+    replaced and never written through; a regular file keeps its owner (as root), group and
+    mode. Written in place: a device or FIFO (also through a link), a file of the caller's with
+    several hard links. A link planted by someone else in a sticky world-writable directory is
+    refused."""
+    import io
+    check_links(output)
+    buf = io.BytesIO()
+    fig.savefig(buf, dpi=110, format=fmt)
+    data = buf.getvalue()
+    try:
+        st = os.lstat(output)
+    except FileNotFoundError:
+        st = None
+    follow, append, regular = False, False, st is not None and stat.S_ISREG(st.st_mode)
+    if st is not None and stat.S_ISLNK(st.st_mode):
+        try:
+            to = os.stat(output)
+        except OSError:
+            to = None  # dangling: the link is replaced, nothing is created where it points
+        if to is not None and stat.S_ISDIR(to.st_mode):
+            raise OSError(None, "it is a symbolic link to a directory")
+        if to is not None and (not stat.S_ISREG(to.st_mode) or own_output(to)):
+            follow, append, st = True, stat.S_ISREG(to.st_mode), to
+        else:
+            st = None  # a link to a regular file lends nothing: the new file is the caller's
+    elif st is not None and stat.S_ISDIR(st.st_mode):
+        raise OSError(None, "it is a directory")
+    if follow or (st is not None and (not regular or (st.st_nlink > 1 and st.st_uid == os.geteuid()))):
+        flags = os.O_WRONLY | os.O_CLOEXEC | (0 if follow else os.O_NOFOLLOW) | (os.O_APPEND if append else 0)
+        fd = os.open(output, flags)
+        try:
+            now = os.fstat(fd)
+            if (now.st_dev, now.st_ino) != (st.st_dev, st.st_ino):
+                raise OSError(None, "it was replaced while the figure was drawn")
+            if stat.S_ISREG(now.st_mode) and not append:
+                os.ftruncate(fd, 0)
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view):]
+            if stat.S_ISREG(now.st_mode):
+                os.fsync(fd)
+        finally:
+            os.close(fd)
+        return
+    fd, temp = tempfile.mkstemp(prefix="." + os.path.basename(output) + ".", dir=os.path.dirname(output) or ".")
+    try:
+        if st is not None and regular:
+            try:
+                os.fchown(fd, st.st_uid, st.st_gid)
+            except OSError:
+                try:
+                    os.fchown(fd, -1, st.st_gid)
+                except OSError:
+                    pass
+            mode = st.st_mode & 0o7777
+        else:
             mask = os.umask(0)
             os.umask(mask)
             mode = 0o666 & ~mask
         os.fchmod(fd, mode)
         with os.fdopen(fd, "wb") as f:
-            fig.savefig(f, dpi=110, format=fmt)
+            f.write(data)
             f.flush()
             os.fsync(f.fileno())
-        os.replace(temp, target)
+        os.replace(temp, output)
     except BaseException:
         try:
             os.unlink(temp)
