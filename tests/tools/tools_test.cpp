@@ -671,10 +671,10 @@ TEST(BadInput, VmRejectsImpossibleMachinesAndMissingCommandsBeforeBooting) {
         {"--mem-per-node 500G -- true", 1, "but the host has"},
         {"--nodes 4 --mem-per-node 8388608T -- true", 1, "memory 4 nodes x 8388608T is not possible (expected at most 1T"},
         {"--mem-per-node 12M -- true", 1, "mem-per-node 12M is not possible (expected at least 64M"},
-        {"--mem-per-node 1.5G -- true", 1, "bad --mem-per-node \"1.5G\""},
+        {"--mem-per-node 1.5G -- true", 2, "bad --mem-per-node \"1.5G\""},  // issue 32, item 8: a usage error
         {"--distances '10,20;20' -- true", 1, "distance row 1 with 1 entries"},
         {"--distances '10,20;20,9' -- true", 1, "distance 1->1 9"},
-        {"--distances '10,x' -- true", 1, "bad distance matrix \"10,x\": expected a number"},
+        {"--distances '10,x' -- true", 2, "--distances: bad distance matrix \"10,x\": expected a number"},
         {"--thp sometimes -- true", 1, "thp \"sometimes\" is not possible (expected always, madvise or never)"},
         {"--numa-balancing 2 -- true", 1, "numa-balancing 2 is not possible"},
         {"--nodes two -- true", 2, "--nodes needs a whole number"},
@@ -725,6 +725,33 @@ TEST(BadInput, VmRejectsImpossibleMachinesAndMissingCommandsBeforeBooting) {
         const result r = run(vm_tool + " " + c.args);
         expect_one_line_error(r, "ccnuma-vm", c.fragment);
         EXPECT_EQ(r.status, c.status) << r.err;
+    }
+}
+
+// Issue 32, item 8: a value that does not read is a usage error (2), as the help says and as
+// --memory-node 1.5G was; a whole number beyond what the machine can have names the range.
+TEST(BadInput, Issue32_8_VmValuesThatDoNotReadAreUsageErrors) {
+    struct bad {
+        std::string args;
+        int status;
+        std::string fragment;
+    };
+    const std::vector<bad> cases = {
+        {"--mem-per-node 1.5G -- true", 2, "bad --mem-per-node \"1.5G\": unknown suffix \".5G\""},
+        {"--mem-per-node abc -- true", 2, "bad --mem-per-node \"abc\": not a number"},
+        {"--distances 10,x -- true", 2, "--distances: bad distance matrix \"10,x\": expected a number, found \"x\""},
+        {"--distances ';' -- true", 2, "--distances: bad distance matrix \";\": expected a number, found \"\" at position 0"},
+        {"--nodes 100001 -- true", 1, "nodes 100001 is not possible (expected 1..64)"},
+        {"--cores-per-node 100001 -- true", 1, "CPU count 200002 (2 nodes x 100001 cores x 1 threads) is not possible"},
+        {"--nodes 99999999999999999999 -- true", 2,
+         "--nodes 99999999999999999999 is out of range (expected a whole number up to 4294967295"},
+    };
+    for (const auto& c : cases) {
+        SCOPED_TRACE(c.args);
+        const result r = run(vm_tool + " " + c.args);
+        expect_one_line_error(r, "ccnuma-vm", c.fragment);
+        EXPECT_EQ(r.status, c.status) << r.err;
+        EXPECT_EQ(r.err.find("needs a whole number"), std::string::npos) << r.err;
     }
 }
 

@@ -16,6 +16,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <limits>
 #include <string_view>
 
 namespace tools::vm {
@@ -56,14 +57,32 @@ constexpr const char* usage =
     "124 timeout, 125 guest failure (kernel panic, no boot), 126 command not executable,\n"
     "127 command not found, 128+N stopped by signal N (SIGINT, SIGTERM, SIGHUP, SIGPIPE)\n";
 
+// A whole number; whether the machine can have it is validate()'s to say, with the valid range
+// (--nodes 65 and --nodes 100001 alike: "nodes 100001 is not possible (expected 1..64)").
 unsigned number(std::string_view opt, const std::string& value) {
     char* end = nullptr;
     errno = 0;
     const unsigned long v = std::strtoul(value.c_str(), &end, 10);
-    if (value.empty() || !std::isdigit(static_cast<unsigned char>(value[0])) || *end != '\0' || errno != 0 ||
-        v > 100000)
+    if (value.empty() || !std::isdigit(static_cast<unsigned char>(value[0])) || *end != '\0')
         throw usage_error{std::string(opt) + " needs a whole number, not \"" + value + "\""};
+    if (errno != 0 || v > std::numeric_limits<unsigned>::max())
+        throw usage_error{std::string(opt) + " " + value + " is out of range (expected a whole number up to " +
+                          std::to_string(std::numeric_limits<unsigned>::max()) +
+                          "; the machine's limits are checked next)"};
     return static_cast<unsigned>(v);
+}
+
+// A value the library cannot read (a size, a distance matrix) is a usage error, as is one of
+// --memory-node; one that reads but cannot be built is an impossible machine, for validate().
+template <class Parse>
+auto reading(std::string_view prefix, Parse parse) {
+    try {
+        return parse();
+    } catch (const ccnuma::error& e) {
+        std::string_view msg = e.what();
+        if (msg.starts_with("ccnuma: ")) msg.remove_prefix(8);
+        throw usage_error{std::string(prefix) + std::string(msg)};
+    }
 }
 
 }  // namespace
@@ -120,20 +139,19 @@ options parse(int argc, char** argv) {
                 sockets_given = true;
                 if (m.sockets == 0) throw usage_error{"--sockets needs at least 1"};
                 break;
-            case opt_mem: m.mem_per_node = ccnuma::parse_size(value, "--mem-per-node"); break;
-            case opt_memory_node:
-                // A value that does not read is a usage error; one that reads but cannot be built
-                // (a socket that does not exist, a ratio out of range) is an impossible machine,
-                // refused by validate() as --nodes 0 is.
-                try {
-                    m.memory_nodes.push_back(ccnuma::emulated_machine::parse_memory_node(value));
-                } catch (const ccnuma::error& e) {
-                    std::string_view msg = e.what();
-                    if (msg.starts_with("ccnuma: ")) msg.remove_prefix(8);
-                    throw usage_error{"--memory-node: " + std::string(msg)};
-                }
+            // A value that does not read is a usage error; one that reads but cannot be built
+            // (a socket that does not exist, a ratio out of range, a row too short) is an
+            // impossible machine, refused by validate() as --nodes 0 is.
+            case opt_mem:
+                m.mem_per_node = reading("", [&] { return ccnuma::parse_size(value, "--mem-per-node"); });
                 break;
-            case opt_distances: m.distances = ccnuma::emulated_machine::parse_distances(value); break;
+            case opt_memory_node:
+                m.memory_nodes.push_back(
+                    reading("--memory-node: ", [&] { return ccnuma::emulated_machine::parse_memory_node(value); }));
+                break;
+            case opt_distances:
+                m.distances = reading("--distances: ", [&] { return ccnuma::emulated_machine::parse_distances(value); });
+                break;
             case opt_thp: m.thp = value; break;
             case opt_balancing: m.numa_balancing = number(a, value); break;
             case opt_copy:
