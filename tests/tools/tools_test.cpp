@@ -755,6 +755,26 @@ TEST(BadInput, Issue32_8_VmValuesThatDoNotReadAreUsageErrors) {
     }
 }
 
+// Issue 32, new user: OMP_NUM_THREADS=7 was replaced by the plan's team size without a word.
+TEST(Run, Issue32_c_AReplacedOmpNumThreadsIsNoted) {
+    const std::string note = "ccnuma-run: note: OMP_NUM_THREADS=7 is replaced by the plan's team size 1 (plan 1,compact)";
+    const auto noted = run("OMP_NUM_THREADS=7 " + run_tool + " --bind 1,compact -- sh -c 'echo $OMP_NUM_THREADS'");
+    ASSERT_EQ(noted.status, 0) << noted.err;
+    EXPECT_EQ(noted.out, "1\n");
+    EXPECT_NE(noted.err.find(note), std::string::npos) << noted.err;
+    const auto pinned = run("OMP_NUM_THREADS=7 " + run_tool + " --cpus N:0 -- true");
+    ASSERT_EQ(pinned.status, 0) << pinned.err;
+    EXPECT_NE(pinned.err.find("OMP_NUM_THREADS=7 is replaced by the plan's team size 1 (--cpus N:0)"), std::string::npos)
+        << pinned.err;
+    // --quiet, and a value the plan keeps, say nothing.
+    for (const std::string& quiet : {"OMP_NUM_THREADS=7 " + run_tool + " -q --bind 1,compact -- true",
+                                    "OMP_NUM_THREADS=1 " + run_tool + " --bind 1,compact -- true"}) {
+        const auto r = run(quiet);
+        ASSERT_EQ(r.status, 0) << r.err;
+        EXPECT_EQ(r.err.find("OMP_NUM_THREADS"), std::string::npos) << quiet << ": " << r.err;
+    }
+}
+
 TEST(Info, Issue12_InputOptionAsLstopo) {
     const auto by_env = run("CCNUMA_TOPOLOGY=topologies/two-socket-snc.xml " + info);
     for (const std::string form : {" -i topologies/two-socket-snc.xml", " --input topologies/two-socket-snc.xml",

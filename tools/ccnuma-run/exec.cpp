@@ -57,6 +57,20 @@ void note_tool_without_ompt(const char* command) {
 
 }  // namespace
 
+void export_variables(const options& o, const std::vector<ccnuma::omp_variable>& variables, const std::string& by) {
+    for (const auto& v : variables) {
+        // The user's own OMP_NUM_THREADS gives way to the plan's: said, as the other notes are,
+        // so that a team size set on purpose is not lost without a word (issue 32).
+        const char* before = std::getenv(v.name.c_str());
+        if (!o.quiet && v.name == "OMP_NUM_THREADS" && before != nullptr && *before != '\0' && v.value != before)
+            std::fprintf(stderr,
+                         "ccnuma-run: note: OMP_NUM_THREADS=%s is replaced by the plan's team size%s %s (%s); "
+                         "change the thread counts there to run another team\n",
+                         before, v.value.find(',') == std::string::npos ? "" : "s", v.value.c_str(), by.c_str());
+        setenv(v.name.c_str(), v.value.c_str(), 1);
+    }
+}
+
 void set_affinity(const std::vector<unsigned>& cpus) {
     if (const int err = ccnuma::detail::set_this_thread_cpus(cpus))
         throw std::runtime_error("cannot set the affinity mask to " + ccnuma::format_list(cpus) + ": " +
@@ -74,7 +88,7 @@ int self_check() {
 // the affinity mask the plan was made for.
 void export_binding(const options& o, const ccnuma::binding_spec& spec, const ccnuma::topology& topo,
                     const ccnuma::omp_realization& omp) {
-    for (const auto& v : omp.variables) setenv(v.name.c_str(), v.value.c_str(), 1);
+    export_variables(o, omp.variables, "plan " + spec.to_string());
     if (!omp.uses_places) {  // oversubscribed: the runtime's places would bind wrongly
         unsetenv("OMP_PLACES");
         unsetenv("OMP_PROC_BIND");

@@ -125,7 +125,7 @@ int run(int argc, char** argv) {
             "plan " + spec.to_string() + " of " + std::to_string(plan->size()) + " threads");
         export_binding(o, spec, topo, omp);
     } else if (o.expression) {
-        for (const auto& v : pin_variables) setenv(v.name.c_str(), v.value.c_str(), 1);
+        export_variables(o, pin_variables, "--cpus " + *o.expression);
         setenv("CCNUMA_CPUSET", ccnuma::format_list(*cpus).c_str(), 1);
         set_affinity(*cpus);
     } else if (cpus) {

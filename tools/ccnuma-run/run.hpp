@@ -75,6 +75,9 @@ void print_pinning(const std::string& expression, const std::vector<unsigned>& p
 
 // exec.cpp
 void set_affinity(const std::vector<unsigned>& cpus);
+/// Sets `variables` in the environment; a different OMP_NUM_THREADS the user set is noted on
+/// stderr (unless --quiet), naming what replaces it (`by`: "plan 2,scatter", "--cpus E:N:4").
+void export_variables(const options& o, const std::vector<ccnuma::omp_variable>& variables, const std::string& by);
 void export_binding(const options& o, const ccnuma::binding_spec& spec, const ccnuma::topology& topo,
                     const ccnuma::omp_realization& omp);
 /// Runs the binding check in a fresh process of this program; false if a thread is off its PU.
