@@ -888,7 +888,8 @@ TEST(Issue24, RunShortLettersAreNumactls) {
 }
 
 // Issue 26: --show prints the kernel's weighted-interleave weights, as its sysfs holds them, and
-// under -w the round of pages they give; a kernel without them (before 6.9) is named.
+// under -w the round of pages they give; a kernel without them (before 6.9) is named, and the
+// rest is skipped, saying why (issue 32: it returned early and passed).
 TEST(Issue26, RunShowsTheKernelsInterleaveWeights) {
     const unsigned node = ccnuma::parse_node_set("all").front();
     std::ifstream file("/sys/kernel/mm/mempolicy/weighted_interleave/node" + std::to_string(node));
@@ -901,7 +902,8 @@ TEST(Issue26, RunShowsTheKernelsInterleaveWeights) {
                                  "Linux 6.9 or later has them)\n"),
                   std::string::npos)
             << plain.out;
-        return;
+        GTEST_SKIP() << "this kernel has no /sys/kernel/mm/mempolicy/weighted_interleave (Linux 6.9 or later): "
+                        "the weights and the -w pattern cannot be checked here";
     }
     const std::string mine = "node" + std::to_string(node) + "=" + std::to_string(weight);
     EXPECT_NE(plain.out.find("\nweighted interleave weights: " + mine), std::string::npos) << plain.out;
