@@ -728,6 +728,17 @@ TEST(BadInput, VmRejectsImpossibleMachinesAndMissingCommandsBeforeBooting) {
     }
 }
 
+// Issue 32, new user: a program a wrapper runs by its bare name is looked up in the host's PATH,
+// as the command itself is; one that is not there is refused before the guest boots (it used to
+// boot, then fail with 'cannot execute'). Found, it is run by its path (tests/vm: Issue32).
+TEST(BadInput, Issue32_a_VmRefusesABareNamedProgramNotInPathBeforeBooting) {
+    const result r = run(vm_tool + " -- " + run_tool + " -B 2,scatter -- no-such-program-ccnuma");
+    expect_one_line_error(r, "ccnuma-vm",
+                          "command \"no-such-program-ccnuma\" (run by ccnuma-run in the guest) is not in PATH on the "
+                          "host, so it cannot be copied; name it by its path (e.g. ./no-such-program-ccnuma)");
+    EXPECT_EQ(r.status, 127) << r.err;
+}
+
 // Issue 32, item 8: a value that does not read is a usage error (2), as the help says and as
 // --memory-node 1.5G was; a whole number beyond what the machine can have names the range.
 TEST(BadInput, Issue32_8_VmValuesThatDoNotReadAreUsageErrors) {

@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <sstream>
@@ -369,6 +370,28 @@ TEST(Issue17, VmCopiesCommandArgumentsThatNameHostFiles) {
     std::remove(data.c_str());
     EXPECT_EQ(r.status, 0) << r.err;
     EXPECT_EQ(r.out, "read inside the guest\n");
+}
+
+// Issue 32, new user: "ccnuma-vm -- ccnuma-run -B 2,scatter -- ccnuma-info" booted, then failed
+// with 'cannot execute "ccnuma-info"': a program named by its bare name, found in the host's
+// PATH, was copied but the guest's PATH does not hold its directory. And an out-of-memory kill
+// was a bare "Killed" and 137. One boot for both: a bare-named program, bound to node 0, that
+// outgrows the node's memory.
+TEST(Issue32, VmRunsABareNamedProgramAndExplainsItsOutOfMemoryKill) {
+    const std::string dir = ::testing::TempDir() + "ccnuma_vm_issue32_bin";
+    std::filesystem::create_directories(dir);
+    const std::string program = dir + "/ccnuma-issue32-oom";
+    std::filesystem::copy_file(OOM_PROBE, program, std::filesystem::copy_options::overwrite_existing);
+    const result r = run("PATH=" + quote(dir) + ":\"$PATH\" " + vm + " --mem-per-node 128M -- " +
+                         std::string(CCNUMA_RUN) + " -q --membind 0 -- ccnuma-issue32-oom");
+    std::filesystem::remove_all(dir);
+    EXPECT_EQ(r.status, 128 + 9) << r.err;  // SIGKILL, as a shell reports it
+    EXPECT_EQ(r.err.find("cannot execute"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("ccnuma-issue32-oom\" was killed by the guest's out-of-memory killer (Out of memory: Killed "
+                         "process "),
+              std::string::npos)
+        << r.err;
+    EXPECT_NE(r.err.find("each of the guest's 2 nodes has 128M (--mem-per-node)"), std::string::npos) << r.err;
 }
 
 }  // namespace

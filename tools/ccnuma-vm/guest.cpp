@@ -59,6 +59,10 @@ std::string init_script(const request& r) {
     s += "rc=$?\n";
     s += "[ $rc = 132 ] && t=$(dmesg | grep 'trap invalid opcode' | tail -n 1) && [ -n \"$t\" ] && "
          "status \"sigill ${t#*] }\"\n";
+    // 137 is 128 + SIGKILL; the kernel's "Out of memory: Killed process N (name)" line tells the
+    // OOM killer from any other SIGKILL.
+    s += "[ $rc = 137 ] && t=$(dmesg | grep 'Out of memory' | tail -n 1) && [ -n \"$t\" ] && "
+         "status \"oom ${t#*] }\"\n";
     s += "status \"exit $rc\"\n";
     s += "poweroff -f\n";
     return s;

@@ -129,6 +129,14 @@ int run(int argc, char** argv) {
                          "ccnuma-bench-portable, installed beside it without -march=native\n",
                          command_line.c_str(), g.illegal_instruction.c_str(),
                          a == accel::kvm ? "KVM, -cpu host" : "QEMU TCG, -cpu max");
+        if (!g.out_of_memory.empty())
+            std::fprintf(stderr,
+                         "ccnuma-vm: \"%s\" was killed by the guest's out-of-memory killer (%s): each of the "
+                         "guest's %u nodes has %s (--mem-per-node)%s, and a command bound to some nodes gets only "
+                         "theirs; raise --mem-per-node, or make the command smaller\n",
+                         command_line.c_str(), g.out_of_memory.c_str(), r.shape.nodes,
+                         ccnuma::format_size(r.shape.mem_per_node).c_str(),
+                         r.shape.memory_nodes.empty() ? "" : ", besides the --memory-node nodes");
         return g.exit_status;
     }
     if (g.timed_out)

@@ -280,6 +280,8 @@ guest_run run_qemu(const std::string& qemu, const std::vector<std::string>& args
                         grace_deadline = now_seconds() + 10;
                     } else if (line.rfind("sigill ", 0) == 0) {
                         r.illegal_instruction = line.substr(7);
+                    } else if (line.rfind("oom ", 0) == 0) {
+                        r.out_of_memory = line.substr(4);
                     } else if (line.rfind("setup-failed ", 0) == 0) {
                         r.setup_failed = line.substr(13);
                     }

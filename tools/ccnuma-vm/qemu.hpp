@@ -36,6 +36,7 @@ struct guest_run {
     bool booted = false, running = false, exited = false, timed_out = false;
     int exit_status = -1;       ///< the command's, when exited
     std::string illegal_instruction;  ///< the guest kernel's "trap invalid opcode" line when the command died of SIGILL
+    std::string out_of_memory;  ///< the guest kernel's "Out of memory: Killed process" line when it died of SIGKILL
     int interrupted_by = 0;     ///< the signal (SIGINT, SIGTERM, SIGHUP, SIGPIPE) that stopped it
     std::string setup_failed;   ///< why /init gave up before the command
     std::string panic;          ///< "Kernel panic - not syncing: ..." line

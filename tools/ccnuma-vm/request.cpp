@@ -36,13 +36,24 @@ std::string resolve_command(const std::string& name) {
 // is copied: an input file, or the program a wrapper runs (ccnuma-vm -- ccnuma-run -B 2,scatter
 // -- ./app). The program after a "--" must exist before the guest boots, so that forgetting it
 // costs no boot. Large files are left to --copy, with a note.
+// A program named by its bare name is looked up in the host's PATH, as command[0] is, and the
+// wrapper is handed its absolute path: it is copied to the same path, and the guest's PATH holds
+// only the system directories, so the bare name would not be found there (issue 32).
 void copy_named_files(request& r) {
     constexpr std::uintmax_t max_auto_copy = std::uintmax_t{64} << 20;
     const auto dashes = std::find(r.command.begin() + 1, r.command.end(), std::string("--"));
     if (dashes != r.command.end() && dashes + 1 != r.command.end()) {
-        const std::string& program = *(dashes + 1);
+        std::string& program = *(dashes + 1);
         const std::string runner = std::filesystem::path(r.command[0]).filename().string();
-        if (program.find('/') != std::string::npos) {
+        if (program.find('/') == std::string::npos) {
+            const std::string host = find_in_path(program);
+            if (host.empty())
+                throw failure(exit_not_found, "command \"" + program + "\" (run by " + runner +
+                                                  " in the guest) is not in PATH on the host, so it cannot be "
+                                                  "copied; name it by its path (e.g. ./" + program + ")");
+            program = absolute(host);
+            r.copies.push_back(program);
+        } else {
             struct stat st {};
             if (::stat(program.c_str(), &st) != 0)
                 throw failure(exit_not_found, "command " + program + " (run by " + runner + " in the guest): " +
@@ -50,8 +61,6 @@ void copy_named_files(request& r) {
             if (!S_ISREG(st.st_mode) || ::access(program.c_str(), X_OK) != 0)
                 throw failure(exit_not_executable, "command " + program + " (run by " + runner +
                                                        " in the guest) is not an executable file");
-        } else if (const std::string host = find_in_path(program); !host.empty()) {
-            r.copies.push_back(absolute(host));
         }
     }
     for (std::size_t i = 1; i < r.command.size(); ++i) {
