@@ -86,7 +86,6 @@ int self_check();
 /// Sets `memory` and execs the command; returns only on failure, with 126 or 127.
 int exec_command(const options& o, bool binds, const std::optional<ccnuma::memory_policy>& memory);
 
-}  // namespace tools::run
 // watch.cpp
 /// --watch: starts the command as a child under `memory`, samples it every o.watch_seconds as
 /// ccnuma-ps --watch does, forwards the signals sent to ccnuma-run, and at its exit prints the
@@ -94,3 +93,4 @@ int exec_command(const options& o, bool binds, const std::optional<ccnuma::memor
 /// when signal N ended it; 126, 127 when it could not be started).
 int watch_command(const options& o, const std::optional<ccnuma::memory_policy>& memory);
 
+}  // namespace tools::run
