@@ -59,7 +59,7 @@ struct region {
     long huge_pages;  /* present pages whose frame /proc/kpageflags marks THP or HUGE; -1: unreadable */
     int max_node;
     char policy[64];  /* what the program asked for, as numa_maps writes it */
-    int parts[PARTS]; /* per 5% of the region: the node of >= 90% of its pages, -1 none present, -2 mixed */
+    int parts[PARTS]; /* per 5%: the node of >= 90% of its present pages; -1 most not present; -2 mixed */
 };
 
 /* move_pages(0, ..., NULL, status): the node of every page, as the kernel says. */
@@ -85,8 +85,10 @@ static void count_pages(struct region* r) {
         long per_node[MAX_NODES] = {0}, present = 0;
         for (long i = n * p / PARTS; i < n * (p + 1) / PARTS; ++i)
             if (status[i] >= 0 && status[i] < MAX_NODES) ++per_node[status[i]], ++present;
-        r->parts[p] = present == 0 ? -1 : -2;
-        for (int node = 0; node < MAX_NODES && present > 0; ++node)
+        /* ccnuma-ps's rule (layout_span): not present where most pages have no frame. */
+        const long size = n * (p + 1) / PARTS - n * p / PARTS;
+        r->parts[p] = 2 * present < size ? -1 : -2;
+        for (int node = 0; node < MAX_NODES && 2 * present >= size; ++node)
             if (10 * per_node[node] >= 9 * present) r->parts[p] = node;
     }
     free(pages);
@@ -279,8 +281,9 @@ static int balance(const char* truth, size_t bytes, int init_cpu, int run_cpu, d
     const double t0 = now();
     double next = t0, check = 0;
     int samples = 0, local_in_a_row = 0;
-    /* Until --seconds, or 3 s after every page is on the run node: the observer then has its
-     * last samples with the pages home. */
+    /* Until --seconds, or 3 s after 99% of the pages are on the run node: the observer then has
+     * its last samples with the pages home. (A page or two may stay: the allocator's header page
+     * is also written where the array is not used.) */
     while (now() - t0 < seconds && local_in_a_row < 4) {
         for (size_t i = 1; i + 1 < n; ++i) a[i] = 0.5 * (a[i - 1] + a[i + 1]);
         check += a[n / 2];
@@ -290,7 +293,9 @@ static int balance(const char* truth, size_t bytes, int init_cpu, int run_cpu, d
             print_region(out, &r);
             fputc('}', out);
             const long total = (long)((r.end - r.start) / (uintptr_t)page_size);
-            local_in_a_row = run_node >= 0 && run_node <= r.max_node && r.pages[run_node] == total ? local_in_a_row + 1 : 0;
+            local_in_a_row = run_node >= 0 && run_node <= r.max_node && 100 * r.pages[run_node] >= 99 * total
+                                 ? local_in_a_row + 1
+                                 : 0;
             next += 1.0;
         }
     }
