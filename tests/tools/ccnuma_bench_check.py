@@ -10,6 +10,7 @@ a PNG, and bad options give one line on stderr and a non-zero exit.
     ccnuma_bench_check.py BIN plot-sweep              plot draws every thread count of a sweep
     ccnuma_bench_check.py BIN plot-files              plot keeps two result files apart
     ccnuma_bench_check.py BIN plot-series             plot draws a JSON's time series
+    ccnuma_bench_check.py BIN plot-watch              plot draws a ccnuma-ps series (pages local, layout strip)
     ccnuma_bench_check.py BIN plot-bad                bad input: one line on stderr, exit 1
     ccnuma_bench_check.py BIN compare                 Google Benchmark's compare.py reads two runs
     ccnuma_bench_check.py BIN bad-options             one-line errors, non-zero exit
@@ -352,6 +353,24 @@ def plot_series_test(binary):
     print("ok: plot draws a time series")
 
 
+def plot_watch_test(binary):
+    """A series recorded by ccnuma-run --watch 1 --watch-json in a 4-node ccnuma-vm guest (tests/vm/ps_vm_test.cpp,
+    PS_VM_TEST_SERIES): 64 MiB written on node 0, then swept from node 1 while NUMA balancing moved every page.
+    plot draws the pages local over time and the region's layout strip by node."""
+    series = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "ps_watch_balancing.json")
+    with tempfile.TemporaryDirectory() as tmp:
+        drew = plot(binary, [series], tmp)
+        local = [l for l in drew if "pages local (%) against seconds, 11 samples" in l]
+        check(len(local) == 1, "the pages-local panel: %s" % drew)
+        # The thread moves from node 0 to node 1 at 2.8 s: local falls to almost nothing, then balancing brings
+        # every page over (16,385 of 16,387 on node 1 in the last sample).
+        check("lowest 2.5% at 2.8 s" in local[0] and "last 99.9%" in local[0], "the local share: %s" % local[0])
+        layout = [l for l in drew if "layout of region 0x7f2f506d1000 by node, 11 samples" in l]
+        check(len(layout) == 1, "the layout panel: %s" % drew)
+        check(layout[0].endswith("node 0, node 1, mixed, not present"), "the layout's nodes: %s" % layout[0])
+    print("ok: plot draws a ccnuma-ps series: pages local over time and a layout strip")
+
+
 def plot_bad_test(binary):
     """Bad input never gives a traceback: one line on stderr and exit 1."""
     with tempfile.TemporaryDirectory() as tmp:
@@ -514,6 +533,8 @@ def main():
         plot_files_test(binary)
     elif what == "plot-series":
         plot_series_test(binary)
+    elif what == "plot-watch":
+        plot_watch_test(binary)
     elif what == "plot-bad":
         plot_bad_test(binary)
     elif what == "compare":

@@ -6,7 +6,9 @@ time series) or its CSV. Draws, per kernel: the figure of merit against N (log x
 variant and thread count, when a run has several N; against the thread count when it has
 several; else bars per variant (the placement figure). Every point has min/max error bars.
 Several files stay apart: each curve or bar names its file. Each time series (jacobi: GB/s and
-pages local as NUMA balancing moves pages) gets a panel against elapsed seconds.
+pages local as NUMA balancing moves pages) gets a panel against elapsed seconds. A series of
+ccnuma-ps --watch --json (or ccnuma-run --watch-json) gets two: its pages local over time, and
+the layout strip of its largest region, coloured by node, sample after sample.
 
 Prints one line per panel saying what it drew (the curves, the x values), so that a reader of
 the terminal, and the tests, know what the figure holds. Bad input is one line on stderr and
@@ -76,6 +78,8 @@ def read_json(path):
             raise BadInput("not JSON (%s)" % e)
     if not isinstance(doc, dict):
         raise BadInput("the top level is %s, not an object with \"benchmarks\"" % type(doc).__name__)
+    if "samples" in doc and "benchmarks" not in doc:
+        return read_watch(doc)
     bench = doc.get("benchmarks")
     if not isinstance(bench, list):
         raise BadInput("no \"benchmarks\" list (not ccnuma-bench JSON)")
@@ -148,6 +152,112 @@ def bounded(path, key, value):
     print("ccnuma-bench plot: note: %s: the context's \"%s\" has %d characters: the caption shows the first %d" %
           (path, key, len(text), CAPTION_FIELD_MAX))
     return "%s... [cut, %d characters]" % (text[:CAPTION_FIELD_MAX], len(text))
+
+
+def read_watch(doc):
+    """A series of ccnuma-ps --watch (or ccnuma-run --watch-json, docs/tools/ccnuma-ps.md): two
+    panels, the pages local over time and the layout strip of the largest region."""
+    samples = doc.get("samples")
+    if not isinstance(samples, list) or not samples:
+        raise BadInput("\"samples\" is not a non-empty list (not a ccnuma-ps series)")
+    rows = []
+    for i, smp in enumerate(samples):
+        where = "samples[%d]" % i
+        if not isinstance(smp, dict):
+            raise BadInput(where + " is not an object")
+        threads, regions, totals = smp.get("threads"), smp.get("regions"), smp.get("totals")
+        if not isinstance(threads, list) or not isinstance(regions, list) or not isinstance(totals, dict):
+            raise BadInput(where + ": threads, regions or totals missing")
+        pages = totals.get("pages")
+        if not isinstance(pages, dict):
+            raise BadInput(where + ": totals.pages is not an object")
+        nodes = set()
+        for t in threads:
+            if not isinstance(t, dict):
+                raise BadInput(where + ": a thread is not an object")
+            node = number(t.get("node"), where + ": a thread's node")
+            if node >= 0:
+                nodes.add(str(int(node)))
+        per_node = {k: number(v, "%s: totals.pages[%s]" % (where, k)) for k, v in pages.items()}
+        regs = []
+        for j, r in enumerate(regions):
+            rw = "%s: regions[%d]" % (where, j)
+            if not isinstance(r, dict) or not isinstance(r.get("start"), str) or not isinstance(r.get("pages"), dict):
+                raise BadInput(rw + " has no start or pages")
+            layout = r.get("layout", [])
+            if not isinstance(layout, list) or not all(isinstance(x, dict) for x in layout):
+                raise BadInput(rw + ": layout is not a list of objects")
+            regs.append({"start": r["start"], "kind": str(r.get("kind", "?")), "bytes": number(r.get("bytes"), rw + ": bytes"),
+                         "pages": {k: number(v, "%s: pages[%s]" % (rw, k)) for k, v in r["pages"].items()},
+                         "layout": [(number(x.get("begin"), rw + ": layout begin"), number(x.get("end"), rw + ": layout end"),
+                                     int(number(x.get("node"), rw + ": layout node"))) for x in layout]})
+        rows.append({"seconds": number(smp.get("seconds"), where + ": seconds"), "nodes": nodes, "pages": per_node,
+                     "regions": regs})
+    # The region to draw: the largest of the last sample, found in every sample by its start.
+    last = [r for r in rows[-1]["regions"] if r["kind"] != "other"]
+    big = max(last, key=lambda r: r["bytes"])["start"] if last else None
+    name = "%s (pid %s)" % (doc.get("command", "?"), doc.get("pid", "?"))
+    series = [{"kernel": name, "variant": "watch-local", "rows": rows, "region": big}]
+    if big:
+        series.append({"kernel": name, "variant": "watch-layout", "rows": rows, "region": big})
+    return {}, series, ""
+
+
+def local_share(pages, nodes):
+    total = sum(pages.values())
+    return 100.0 * sum(v for k, v in pages.items() if k in nodes) / total if total else float("nan")
+
+
+def draw_watch_local(ax, s, title):
+    """Pages on the nodes the threads ran on, in % of the resident pages, against seconds: the
+    whole process and the largest region."""
+    xs = [r["seconds"] for r in s["rows"]]
+    ax.plot(xs, [local_share(r["pages"], r["nodes"]) for r in s["rows"]], marker=".", label="all pages")
+    curves = ["all pages"]
+    if s["region"]:
+        ys = []
+        for r in s["rows"]:
+            reg = next((g for g in r["regions"] if g["start"] == s["region"]), None)
+            ys.append(local_share(reg["pages"], r["nodes"]) if reg else float("nan"))
+        ax.plot(xs, ys, marker=".", label="region " + s["region"])
+        curves.append("region " + s["region"])
+    ax.set_ylim(0, 105)
+    ax.set_xlabel("seconds")
+    ax.set_ylabel("pages local (%): on a node a thread runs on")
+    ax.legend(fontsize=7)
+    ax.set_title(title + ": pages local", fontsize=9)
+    shares = [(local_share(r["pages"], r["nodes"]), r["seconds"]) for r in s["rows"]]
+    known = [x for x in shares if x[0] == x[0]]
+    low = min(known) if known else (float("nan"), float("nan"))
+    return "%s: pages local (%%) against seconds, %d samples: %s; all pages: first %.1f%%, lowest %.1f%% at %.1f s, " \
+           "last %.1f%%" % (title, len(xs), ", ".join(curves), known[0][0] if known else float("nan"), low[0], low[1],
+                            shares[-1][0])
+
+
+def draw_watch_layout(ax, s, title):
+    """The largest region's layout, one strip per sample: each part coloured by its node, grey
+    where no page is present, black where mixed (no node holds 90%)."""
+    from matplotlib.patches import Patch
+    rows = s["rows"]
+    xs = [r["seconds"] for r in rows]
+    width = 0.9 * min((b - a for a, b in zip(xs, xs[1:]) if b > a), default=1.0)
+    colours = {-1: "lightgrey", -2: "black"}
+    seen = set()
+    for r in rows:
+        reg = next((g for g in r["regions"] if g["start"] == s["region"]), None)
+        for begin, end, node in reg["layout"] if reg else []:
+            seen.add(node)
+            ax.bar(r["seconds"], 100 * (end - begin), bottom=100 * begin, width=width,
+                   color=colours.get(node, "C%d" % (node % 10)), edgecolor="none")
+    names = {-1: "not present", -2: "mixed"}
+    ax.legend(handles=[Patch(color=colours.get(n, "C%d" % (n % 10)), label=names.get(n, "node %d" % n))
+                       for n in sorted(seen, key=lambda n: (n < 0, n))], fontsize=7)
+    ax.set_ylim(0, 100)
+    ax.set_xlabel("seconds")
+    ax.set_ylabel("position in the region (%)")
+    ax.set_title("%s: layout of region %s" % (title, s["region"]), fontsize=9)
+    return "%s: layout of region %s by node, %d samples: %s" % (
+        title, s["region"], len(rows), ", ".join(names.get(n, "node %d" % n) for n in sorted(seen, key=lambda n: (n < 0, n))))
 
 
 def read_csv(path):
@@ -391,7 +501,7 @@ def main(argv):
         if len(sizes) == 1 and len(teams) == 1:
             panels.append((kernel, "bars", mine))
     for s in series:
-        panels.append((s["kernel"], "series", s))
+        panels.append((s["kernel"], s["variant"] if s["variant"].startswith("watch-") else "series", s))
     cols = min(2, len(panels))
     rows = (len(panels) + cols - 1) // cols
     fig, axes = plt.subplots(rows, cols, figsize=(7.5 * cols, 4.8 * rows), squeeze=False)
@@ -399,7 +509,10 @@ def main(argv):
         ax.set_visible(False)
     drew = []
     for ax, (kernel, kind, mine) in zip(axes.flat, panels):
-        if kind == "series":
+        if kind in ("watch-local", "watch-layout"):
+            title = kernel + (" [%s]" % mine["source"] if several else "")
+            drew.append((draw_watch_local if kind == "watch-local" else draw_watch_layout)(ax, mine, title))
+        elif kind == "series":
             s = mine
             x_name, cols_ = s["columns"][0], s["columns"][1:]
             xs = [r[0] for r in s["rows"]]
