@@ -392,6 +392,14 @@ def plot_bad_test(binary):
             "bad-series.json": json.dumps(dict(good, series=[{"columns": ["elapsed_s", "GB/s"], "rows": [[1.0]]}])),
             "short.csv": header + "\n" + ",".join(first.split(",")[:5]) + "\n",
             "notcsv.csv": "hello\n",
+            # ccnuma-ps series (issue 33): no samples, a sample without its tables, a node that is no number.
+            "watch-empty.json": json.dumps({"samples": []}),
+            "watch-no-tables.json": json.dumps({"samples": [{"seconds": 0}]}),
+            "watch-bad-node.json": json.dumps({"samples": [{"seconds": 0, "threads": [{"node": "x"}], "regions": [],
+                                                            "totals": {"pages": {}}}]}),
+            "watch-bad-layout.json": json.dumps({"samples": [{"seconds": 0, "threads": [], "totals": {"pages": {}},
+                                                              "regions": [{"start": "0x1", "bytes": 4096, "pages": {},
+                                                                           "layout": [{"begin": 0}]}]}]}),
         }
         for name, text in cases.items():
             path = os.path.join(tmp, name)
