@@ -42,8 +42,9 @@ struct observe_options {
     std::size_t min_region_bytes = std::size_t{64} << 20;
     /// List every region, whatever its size (min_region_bytes then only decides the layout).
     bool all_regions = false;
-    /// Pages sampled along each listed region for its layout (evenly spaced, move_pages of the
-    /// other process). 0 turns the per-page queries off: no layout.
+    /// Pages sampled along each listed region for its layout (move_pages of the other process):
+    /// one at a pseudo-random place in each of as many equal strata, so that a periodic
+    /// placement (interleave) cannot alias with the samples. 0 turns the per-page queries off.
     std::size_t layout_samples = 4096;
     /// Parts the layout of a region is cut into before equal neighbours are merged (20: 5% each).
     unsigned layout_parts = 20;

@@ -218,5 +218,7 @@ int list_tasks(pid_t pid, std::vector<pid_t>& out) noexcept;
 std::vector<unsigned> online_nodes();
 /// /proc/sys/kernel/yama/ptrace_scope; nullopt without Yama.
 std::optional<int> ptrace_scope() noexcept;
+/// The user that owns process `pid` (the owner of /proc/PID); nullopt where it is gone.
+std::optional<unsigned> process_uid(pid_t pid) noexcept;
 
 }  // namespace ccnuma::detail

@@ -9,11 +9,13 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <charconv>
+#include <cstdio>
 #include <fstream>
 
 namespace ccnuma::detail {
@@ -314,6 +316,14 @@ std::optional<int> ptrace_scope() noexcept {
     int v = 0;
     if (!whole_number(trim(text.substr(0, text.find('\n'))), v)) return std::nullopt;
     return v;
+}
+
+std::optional<unsigned> process_uid(pid_t pid) noexcept {
+    char path[32];
+    std::snprintf(path, sizeof path, "/proc/%d", static_cast<int>(pid));
+    struct stat st {};
+    if (::stat(path, &st) != 0) return std::nullopt;
+    return static_cast<unsigned>(st.st_uid);
 }
 
 }  // namespace ccnuma::detail

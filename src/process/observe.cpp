@@ -10,8 +10,6 @@
 #include <ccnuma/detail/throw_error.hpp>
 #include <ccnuma/list.hpp>
 
-#include <sys/stat.h>
-
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
@@ -35,18 +33,18 @@ bool denied(int err) { return err == EACCES || err == EPERM; }
 
 // The one line perf prints for the same refusal: what the kernel checks, and what would pass it.
 [[noreturn]] void throw_denied(pid_t pid, const std::string& command, const std::string& file) {
-    std::string owner;
-    struct stat st {};
-    if (::stat(("/proc/" + std::to_string(pid)).c_str(), &st) == 0) owner = ", user id " + std::to_string(st.st_uid);
+    const auto uid = detail::process_uid(pid);
+    const std::string owner = uid ? ", user id " + std::to_string(*uid) : std::string();
+    // Yama (ptrace_scope) restricts PTRACE_MODE_ATTACH only; numa_maps, pagemap and move_pages
+    // ask for PTRACE_MODE_READ, so the setting is named, with what it does and does not decide.
     const auto scope = detail::ptrace_scope();
-    const std::string yama =
-        scope ? "/proc/sys/kernel/yama/ptrace_scope is " + std::to_string(*scope) +
-                    (*scope >= 2 ? ", which lets only CAP_SYS_PTRACE (3: nobody) read it" : "")
-              : "/proc/sys/kernel/yama/ptrace_scope (absent here) may restrict it further";
+    const std::string yama = "Yama's /proc/sys/kernel/yama/ptrace_scope (" +
+                             (scope ? std::to_string(*scope) + " here" : std::string("absent here")) +
+                             ") limits ptrace attach, not this read";
     detail::throw_error(errc::system, "observe of PID " + std::to_string(pid) + " (" + command + owner +
                                           "): permission denied reading " + file +
-                                          ": it needs the same user as the process or CAP_SYS_PTRACE, as ptrace's "
-                                          "read check decides; " +
+                                          ": it needs the process's own user or CAP_SYS_PTRACE (sudo, or setcap "
+                                          "cap_sys_ptrace+ep on the tool), as the kernel's ptrace read check decides; " +
                                           yama);
 }
 
@@ -74,9 +72,17 @@ int lay_out(pid_t pid, region_info& r, const observe_options& o) {
     const std::size_t pages = r.bytes() / page;
     const std::size_t n = std::min(pages, o.layout_samples);
     if (n == 0) return 0;
+    // One page from each of n equal strata, at a pseudo-random place inside it: evenly spaced
+    // samples alias with a periodic placement (4,096 samples of 16,384 interleaved pages on 4
+    // nodes all fell on node 0), a stratified random one cannot.
     std::vector<void*> addrs(n);
-    for (std::size_t i = 0; i < n; ++i)
-        addrs[i] = reinterpret_cast<void*>(r.start + static_cast<std::uintptr_t>(i * pages / n) * page);
+    std::uint64_t state = 0x9e3779b97f4a7c15ull ^ r.start;
+    for (std::size_t i = 0; i < n; ++i) {
+        const std::size_t lo = i * pages / n, hi = (i + 1) * pages / n;
+        state = state * 6364136223846793005ull + 1442695040888963407ull;  // Knuth's MMIX LCG
+        const std::size_t at = lo + (hi > lo ? static_cast<std::size_t>((state >> 33) % (hi - lo)) : 0);
+        addrs[i] = reinterpret_cast<void*>(r.start + static_cast<std::uintptr_t>(at) * page);
+    }
     std::vector<int> status(n, 0);
     for (std::size_t done = 0; done < n; done += detail::move_batch_pages) {
         const std::size_t k = std::min(detail::move_batch_pages, n - done);

@@ -121,12 +121,15 @@ std::vector<verdict> process_observer::verdicts() const {
 sample_status watch(pid_t pid, std::chrono::milliseconds interval, std::size_t count,
                     const std::function<bool(const process_observer&)>& on_sample, const observe_options& options) {
     process_observer o(pid, options);
+    // Samples start every `interval`, whatever one costs, so that the series has its rate.
+    auto next = std::chrono::steady_clock::now();
     for (;;) {
         const auto status = o.sample();
         if (status != sample_status::ok) return status;
         if (on_sample && !on_sample(o)) return status;
         if (count != 0 && o.count() >= count) return status;
-        std::this_thread::sleep_for(interval);
+        next += interval;
+        std::this_thread::sleep_until(std::max(next, std::chrono::steady_clock::now()));
     }
 }
 

@@ -22,6 +22,7 @@ namespace {
 constexpr std::size_t judged_bytes = std::size_t{1} << 20;
 // "At least 90% on one node" is the threshold for a one-node region.
 constexpr double one_node_share = 0.9;
+constexpr std::size_t zero_array_bytes = std::size_t{16} << 20;
 constexpr std::uint64_t min_faults = 100;  // fewer hinting faults say nothing yet
 
 std::string percent(double f) {
@@ -59,12 +60,15 @@ void judge_snapshot(process_snapshot& s) {
     for (const auto& r : s.regions) {
         if (!private_data(r.kind) || !r.zero_pages) continue;
         const std::size_t zero = *r.zero_pages, resident = r.resident();
-        if (zero * page < judged_bytes || zero * 2 < zero + resident) continue;
+        // Half the region, or an array's worth inside it: the kernel merges adjacent mappings, so
+        // a calloc'ed array often shares one region with arrays that were written.
+        if (zero * page < judged_bytes || (zero * 2 < zero + resident && zero * page < zero_array_bytes)) continue;
         out.push_back({"zero_page", region_subject(r),
                        std::to_string(zero) + " of its " + std::to_string(zero + resident) + " pages with a frame (" +
-                           percent(static_cast<double>(zero) / static_cast<double>(zero + resident)) +
+                           percent(static_cast<double>(zero) / static_cast<double>(zero + resident)) + ", " +
+                           human_bytes(zero * page) +
                            ") are the shared zero page: read, never written (the calloc trap). Reading them moves no "
-                           "data from memory, so a benchmark of this array measures the cache, and the pages get their "
+                           "data from memory, so a benchmark that reads them measures the cache, and the pages get their "
                            "node only at the first write. Initialise it with a parallel write (first touch) before "
                            "timing."});
     }

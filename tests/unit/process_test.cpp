@@ -375,6 +375,27 @@ TEST(ProcessObserver, SamplesUntilTheChildExits) {
     EXPECT_FALSE(o.verdicts().empty());
 }
 
+TEST(ProcessObserver, ThreadsThatComeAndGo) {
+    ccnuma::observe_options quick;
+    quick.layout_samples = 0;
+    quick.page_flags = false;
+    ccnuma::process_observer o(::getpid(), quick);
+    ASSERT_EQ(o.sample(), ccnuma::sample_status::ok);
+    std::atomic<pid_t> tid{0};
+    std::atomic<bool> stop{false};
+    std::thread t([&] {
+        tid = static_cast<pid_t>(::syscall(SYS_gettid));
+        while (!stop) ::usleep(1000);
+    });
+    while (tid == 0) ::usleep(1000);
+    ASSERT_EQ(o.sample(), ccnuma::sample_status::ok);
+    EXPECT_NE(std::find(o.last().started.begin(), o.last().started.end(), tid.load()), o.last().started.end());
+    stop = true;
+    t.join();
+    ASSERT_EQ(o.sample(), ccnuma::sample_status::ok);
+    EXPECT_NE(std::find(o.last().ended.begin(), o.last().ended.end(), tid.load()), o.last().ended.end());
+}
+
 TEST(ProcessObserver, WatchStopsAtTheCount) {
     std::size_t seen = 0;
     const auto status = ccnuma::watch(::getpid(), std::chrono::milliseconds(10), 3, [&](const ccnuma::process_observer& o) {

@@ -211,6 +211,8 @@ int watch(const options& o) {
     const auto interval = std::chrono::duration<double>(o.watch);
     auto json_samples = ccnuma::detail::json::array();
     const char* end = "count";
+    // Samples start every interval, whatever one costs, so that the series has its rate.
+    auto until = std::chrono::steady_clock::now();
     for (;;) {
         const auto status = observer.sample();
         if (status == ccnuma::sample_status::exited) {
@@ -246,7 +248,8 @@ int watch(const options& o) {
             std::fflush(stdout);
         }
         if (o.count != 0 && observer.count() >= o.count) break;
-        const auto until = std::chrono::steady_clock::now() + interval;
+        until += std::chrono::duration_cast<std::chrono::steady_clock::duration>(interval);
+        if (until < std::chrono::steady_clock::now()) until = std::chrono::steady_clock::now();
         while (!stop_requested && std::chrono::steady_clock::now() < until)
             std::this_thread::sleep_for(std::min<std::chrono::duration<double>>(
                 std::chrono::milliseconds(50), until - std::chrono::steady_clock::now()));
