@@ -11,14 +11,19 @@
 #          compiled the host side, so guests boot in this build only. The large synthetic machines
 #          (98,304 PUs) load here only: hwloc's load is the same code in every build.
 #   clang  Clang 14 + libomp, warnings as errors: what needs clang. The library, containers and
-#          tools under LLVM's runtime (unit, tools, bench, mpi, package), the OMPT tool inside
-#          libomp programs, clang's warnings and the libFuzzer targets' seed replay. No guests,
-#          no Slurm (ccnuma-run under srun is the same program), no large machines.
+#          tools under LLVM's runtime (unit, tools, the bench kernels, mpi, package), the OMPT
+#          tool inside libomp programs, clang's warnings and the libFuzzer targets' seed replay.
+#          No guests, no Slurm (ccnuma-run under srun is the same program), no large machines,
+#          and not the Python checks of ccnuma-bench's outputs, plot, options and likwid-bench
+#          peers (bench_check_*, Issue23_*, Issue32_*): what they check is the same whatever
+#          compiled the kernels, which bench_kernel_* run here.
 #   asan   GCC 12 with ASan+UBSan (Debug): unit and tools. Not mpi (Open MPI's own allocations
 #          at exit read as leaks), not package (it installs and links a consumer without the
 #          sanitizer runtime, the other builds' job), not vm (same code paths as above), not
 #          slurm, not the large machines (6x slower under ASan, and no different), and not the
 #          OMPT tool's tests (OmptTool.*), which the next stage runs under the compiler of libomp.
+#          ccnuma-bench is built portable here (no -march=native twin to build twice) and the
+#          examples are not built (their runs are the gcc and clang builds' job).
 #   asan-clang  Clang 14 with ASan+UBSan: the OMPT tool (libccnuma-ompt.so, which only libomp
 #          loads) and its tests, so that the tool's memory errors are caught (issue 32, item 4);
 #          only those targets are built.
@@ -56,10 +61,11 @@ gcc=(-DCMAKE_CXX_COMPILER=g++ -DCMAKE_C_COMPILER=gcc)
 clang=(-DCMAKE_CXX_COMPILER=clang++ -DCMAKE_C_COMPILER=clang)
 
 stage gcc "" "" "${gcc[@]}" -DCMAKE_BUILD_TYPE=RelWithDebInfo
-stage clang "" "-LE vm|slurm -E $large" "${clang[@]}" -DCMAKE_BUILD_TYPE=RelWithDebInfo
+stage clang "" "-LE vm|slurm -E $large|^bench_check_|^Issue23_|^Issue32_" "${clang[@]}" -DCMAKE_BUILD_TYPE=RelWithDebInfo
 # Only sanitized programs read these; the stages above are done.
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
-stage asan "" "-LE package|vm|mpi|slurm -E $large|^OmptTool\\." "${gcc[@]}" -DCMAKE_BUILD_TYPE=Debug -DCCNUMA_SANITIZE=ON
+stage asan "" "-LE package|vm|mpi|slurm -E $large|^OmptTool\\." "${gcc[@]}" -DCMAKE_BUILD_TYPE=Debug -DCCNUMA_SANITIZE=ON \
+  -DCCNUMA_BENCH_NATIVE=OFF -DCCNUMA_BUILD_EXAMPLES=OFF
 stage asan-clang "ompt_test" "-R ^OmptTool\\." "${clang[@]}" -DCMAKE_BUILD_TYPE=Debug -DCCNUMA_SANITIZE=ON
 
 echo "== stage times (total $((SECONDS - start)) s):"
