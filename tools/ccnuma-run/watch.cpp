@@ -7,6 +7,8 @@
 #include "../common/output_file.hpp"
 
 #include <ccnuma/detail/json.hpp>
+#include <ccnuma/detail/os.hpp>
+#include <ccnuma/list.hpp>
 #include <ccnuma/process.hpp>
 
 #include <fcntl.h>
@@ -79,12 +81,19 @@ int watch_command(const options& o, const std::optional<ccnuma::memory_policy>& 
     if (pipe2(status_pipe, O_CLOEXEC) != 0) throw std::runtime_error(std::string("pipe failed: ") + std::strerror(errno));
     std::fflush(stdout);
     std::fflush(stderr);
+    // The mask export_binding set (or the one ccnuma-run was given) goes to the child by hand:
+    // libomp's fork handler puts the child back on the mask libomp started with, so under a
+    // libomp build the command ran on every allowed CPU (RunWatch caught it in the clang build).
+    const std::vector<unsigned> mask = ccnuma::detail::this_thread_cpus();
     const pid_t pid = fork();
     if (pid < 0) throw std::runtime_error(std::string("fork failed: ") + std::strerror(errno));
     if (pid == 0) {
         close(status_pipe[0]);
         int code = 0;
         try {
+            if (const int err = mask.empty() ? 0 : ccnuma::detail::set_this_thread_cpus(mask))
+                throw std::runtime_error("cannot set the affinity mask to " + ccnuma::format_list(mask) + ": " +
+                                         std::strerror(err));
             if (memory) ccnuma::set_memory_policy(*memory);
             std::vector<char*> args = o.command;
             args.push_back(nullptr);
