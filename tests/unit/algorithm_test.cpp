@@ -373,6 +373,11 @@ void every_mode_writes_the_same() {
                                                              ccnuma::pad::none);
                     const std::size_t lanes = 64 / sizeof(T);
                     for (std::size_t first = 0; first <= std::min(n, lanes); ++first) {
+                        // Every head and tail length is covered at n = 1037 already; the large n
+                        // (pieces long enough for whole streamed lines on every segmentation)
+                        // needs an aligned start, one element past it, one short of the next line
+                        // and the next line, not all of them (a quarter of the CI time otherwise).
+                        if (n > 10000 && first > 1 && first + 1 < lanes) continue;
                         const std::size_t last = n - std::min(n - first, first % 3);  // tails of 0, 1 and 2
                         const auto f = static_cast<std::ptrdiff_t>(first), l = static_cast<std::ptrdiff_t>(last);
                         arr a(n, T(-1), segs, pad);
