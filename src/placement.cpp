@@ -17,6 +17,7 @@
 #include <cerrno>
 #include <cstdint>
 #include <cstdio>
+#include <cstring>
 #include <limits>
 #include <new>
 
@@ -47,15 +48,12 @@ void touch_range(std::uintptr_t from, std::uintptr_t to) {
     }
 }
 
-void touch_units(const detail::team_layout& team, unsigned t, char* base, std::size_t bytes, std::size_t element_size,
-                 std::size_t unit) {
-    const auto begin = reinterpret_cast<std::uintptr_t>(base);
-    const auto end = begin + bytes;
+void touch_units(const detail::team_layout& team, unsigned t, const detail::unit_range& r) {
     // Consecutive units of this thread are touched as one range: one system call each.
     std::uintptr_t run_from = 0, run_to = 0;
-    for (std::uintptr_t u = begin / unit * unit; u < end; u += unit) {
-        if (team.owner(detail::unit_owner_element(u, unit, begin, end, element_size, team.elements)) != t) continue;
-        const std::uintptr_t from = std::max(u, begin), to = std::min<std::uintptr_t>(u + unit, end);
+    for (std::size_t i = 0; i < r.count(); ++i) {
+        if (team.unit_owner(r, i) != t) continue;
+        const std::uintptr_t from = r.from(i), to = r.to(i);
         if (run_to != from) {
             if (run_to != run_from) touch_range(run_from, run_to);
             run_from = from;
@@ -75,11 +73,12 @@ void warn_small_chunks(const detail::team_layout& team, std::size_t bytes, std::
         // bytes may be beyond the address space).
         unsigned idle = 0;
         for (unsigned t = 0; t < team.threads; ++t)
-            idle += detail::static_count(team.elements, team.chunk, t, team.threads) == 0 ? 1 : 0;
+            idle += team.share(t) == 0 ? 1 : 0;
         detail::diagnose(to_string(p) + " of " + detail::human_bytes(bytes) + " over " +
                          std::to_string(team.threads) + " threads: " + std::to_string(idle) + " of them own no element (" +
                          std::to_string(team.elements) + " elements" +
-                         (team.chunk != 0 ? " in chunks of " + std::to_string(team.chunk) : std::string()) +
+                         (team.sched.chunk != 0 ? " in chunks of " + std::to_string(team.sched.chunk) : std::string()) +
+                         (team.sched.partition.empty() ? "" : " by " + to_string(team.sched.partition)) +
                          "), so every page lands on the nodes of the others; use a smaller chunk or fewer threads");
         return;
     }
@@ -126,11 +125,8 @@ private:
 // node, so the page faults put them there. A thread policy and not one mbind per run: runs of
 // different nodes alternate (2:1 weights make a run every two pages), and a mapping split into
 // that many VMAs fails at vm.max_map_count (65530) after about 256 MiB.
-void write_planned(const detail::team_layout& team, unsigned t, const std::vector<int>& plan, int mode, char* base,
-                   std::size_t bytes, std::size_t element_size, std::size_t unit, const std::string& what) {
-    const auto begin = reinterpret_cast<std::uintptr_t>(base);
-    const auto end = begin + bytes;
-    const std::uintptr_t first = begin / unit * unit;
+void write_planned(const detail::team_layout& team, unsigned t, const std::vector<int>& plan, int mode,
+                   const detail::unit_range& r, const std::string& what) {
     thread_policy_guard guard(what);
     std::uintptr_t run_from = 0, run_to = 0;
     int run_node = -1;
@@ -140,10 +136,10 @@ void write_planned(const detail::team_layout& team, unsigned t, const std::vecto
         else guard.restore();
         touch_range(run_from, run_to);
     };
-    for (std::uintptr_t u = first; u < end; u += unit) {
-        if (team.owner(detail::unit_owner_element(u, unit, begin, end, element_size, team.elements)) != t) continue;
-        const std::uintptr_t from = std::max(u, begin), to = std::min<std::uintptr_t>(u + unit, end);
-        const int node = plan[(u - first) / unit];
+    for (std::size_t i = 0; i < r.count(); ++i) {
+        if (team.unit_owner(r, i) != t) continue;
+        const std::uintptr_t from = r.from(i), to = r.to(i);
+        const int node = plan[i];
         if (run_to != from || node != run_node) {
             flush();
             run_from = from;
@@ -154,183 +150,60 @@ void write_planned(const detail::team_layout& team, unsigned t, const std::vecto
     flush();
 }
 
-// The units of [begin, end) that thread t owns, in address order, as indices from the first unit.
-std::vector<std::size_t> owned_units(const detail::team_layout& team, unsigned t, std::uintptr_t begin,
-                                     std::uintptr_t end, std::size_t element_size, std::size_t unit) {
-    std::vector<std::size_t> units;
-    const std::uintptr_t first = begin / unit * unit;
-    for (std::uintptr_t u = first; u < end; u += unit)
-        if (team.owner(detail::unit_owner_element(u, unit, begin, end, element_size, team.elements)) == t)
-            units.push_back((u - first) / unit);
-    return units;
-}
-
-// Free memory that fastest leaves on a node. MemFree counts what allocations cannot have: the
-// zones' low watermarks, below which a page fault already falls back to the next node, and the
-// lowmem reserve of the DMA zones; the page tables of the new pages come out of it too. With a
-// 16 MiB margin, 2.2% of a 485 MiB allocation still fell back to node 1 in the 512 MiB nodes of
-// tier_placement_vm_test (node 0's DMA zone and watermarks). 1/16 of the node, from 64 MiB to
-// 1 GiB.
-std::uint64_t fastest_margin(std::uint64_t total) {
-    return std::clamp<std::uint64_t>(total / 16, std::uint64_t{64} << 20, std::uint64_t{1} << 30);
-}
-
-// The other allowed nodes, nearest to `from` first by the distance matrix, then by OS index.
-std::vector<unsigned> by_distance(int from, const std::vector<unsigned>& allowed) {
-    std::vector<unsigned> order = allowed;
-    const auto& topo = topology::current();
-    const auto& nodes = topo.numa_nodes();
-    const auto& dist = topo.distances();
-    auto row = [&](unsigned n) -> std::ptrdiff_t {
-        for (std::size_t i = 0; i < nodes.size(); ++i)
-            if (nodes[i].os_index == n) return static_cast<std::ptrdiff_t>(i);
-        return -1;
+// Base-page units under THP "always": the kernel may back any aligned huge page of the
+// mapping with one huge page, on the node of the first thread that writes any byte of it, so a
+// huge page whose base pages belong to two threads would go whole to one of them. Those huge
+// pages, and the ones the range covers only in part (their other part is someone else's), are
+// opted out with MADV_NOHUGEPAGE before anything is written; a huge page that one thread owns
+// whole stays eligible, since it lands on that thread's node either way. Adjacent opted-out
+// huge pages are advised as one range, so a team of T threads splits the mapping into at most
+// about 2T + 2 VMAs. Returns how many huge pages were given up.
+std::size_t keep_base_units_exact(const detail::team_layout& team, const detail::unit_range& r,
+                                  const std::string& what) {
+    const std::size_t huge = detail::huge_page_bytes();
+    const std::size_t page = detail::page_bytes();
+    if (huge <= page || r.unit >= huge || r.end == r.begin || detail::thp_mode() != "always") return 0;
+    const std::uintptr_t lo = r.begin / page * page, hi = (r.end + page - 1) / page * page;
+    std::size_t given_up = 0;
+    std::uintptr_t run_from = 0, run_to = 0;
+    auto flush = [&] {
+        if (run_to == run_from) return;
+        if (const int err = detail::advise_huge(reinterpret_cast<void*>(run_from), run_to - run_from, false))
+            detail::diagnose(what + ": madvise(MADV_NOHUGEPAGE) of " + detail::human_bytes(run_to - run_from) +
+                             " failed (" + std::strerror(err) +
+                             "), so transparent huge pages may put a neighbour's pages on one thread's node there");
+        run_from = run_to = 0;
     };
-    const std::ptrdiff_t r = from < 0 || !topo.is_this_system() ? -1 : row(static_cast<unsigned>(from));
-    auto distance = [&](unsigned n) -> unsigned {
-        const std::ptrdiff_t c = row(n);
-        if (r < 0 || c < 0 || static_cast<std::size_t>(r) >= dist.size()) return std::numeric_limits<unsigned>::max();
-        return dist[static_cast<std::size_t>(r)][static_cast<std::size_t>(c)];
-    };
-    std::stable_sort(order.begin(), order.end(), [&](unsigned a, unsigned b) { return distance(a) < distance(b); });
-    return order;
+    for (std::uintptr_t h = lo / huge * huge; h < hi; h += huge) {
+        bool mixed = h < lo || h + huge > hi;
+        if (!mixed) {
+            // Units of this huge page: the base units from h to h + huge.
+            const std::size_t i0 = (h - r.first) / r.unit, i1 = std::min(r.count(), (h + huge - r.first) / r.unit);
+            const unsigned owner = team.unit_owner(r, i0);
+            for (std::size_t i = i0 + 1; i < i1 && !mixed; ++i) mixed = team.unit_owner(r, i) != owner;
+        }
+        if (!mixed) continue;
+        ++given_up;
+        const std::uintptr_t from = std::max(h, lo), to = std::min<std::uintptr_t>(h + huge, hi);
+        if (run_to != from) {
+            flush();
+            run_from = from;
+        }
+        run_to = to;
+    }
+    flush();
+    return given_up;
 }
 
 }  // namespace
-
-namespace detail {
-
-std::vector<unsigned> bandwidth_weights(const std::vector<unsigned>& targets, const std::vector<int>& initiators,
-                                        const std::string& what) {
-    std::vector<unsigned> from;
-    for (int i : initiators)
-        if (i >= 0 && std::find(from.begin(), from.end(), static_cast<unsigned>(i)) == from.end())
-            from.push_back(static_cast<unsigned>(i));
-    std::sort(from.begin(), from.end());
-    // One node takes every unit whatever its bandwidth: no ratio to ask the firmware for.
-    if (targets.size() == 1) return {1};
-    const auto& topo = topology::current();
-    std::vector<double> mean;
-    for (unsigned target : targets) {
-        double sum = 0;
-        unsigned known = 0;
-        for (unsigned i : from)
-            if (const auto* a = topo.access(i, target); a != nullptr && a->read_bandwidth != 0) {
-                sum += static_cast<double>(a->read_bandwidth);
-                ++known;
-            }
-        if (known == 0)
-            throw_error(errc::not_supported,
-                        what + ": node " + std::to_string(target) + " has no known read bandwidth from the team's nodes {" +
-                            format_list(from) +
-                            "}: the machine's firmware gives no HMAT bandwidths (ccnuma-vm --memory-node "
-                            "SIZE,bandwidth=RATIO makes a machine that does); give the weights instead");
-        mean.push_back(sum / known);
-    }
-    const double top = *std::max_element(mean.begin(), mean.end());
-    std::vector<unsigned> w;
-    unsigned g = 0;
-    for (double m : mean) {
-        w.push_back(std::max(1u, static_cast<unsigned>(std::lround(100.0 * m / top))));
-        g = std::gcd(g, w.back());
-    }
-    for (auto& x : w) x /= g;
-    return w;
-}
-
-std::vector<int> plan_units(const policy_meaning& m, const std::vector<unsigned>& nodes, const team_layout& team,
-                            const void* ptr, std::size_t bytes, std::size_t element_size, std::size_t unit,
-                            const std::string& what) {
-    const auto begin = reinterpret_cast<std::uintptr_t>(ptr);
-    const auto end = begin + bytes;
-    const std::size_t units = bytes == 0 ? 0 : (end - 1) / unit - begin / unit + 1;
-    std::vector<int> plan(units, -1);
-    switch (m.how) {
-        case policy_meaning::plan::none: break;
-        case policy_meaning::plan::weights: {
-            const auto weights = m.weights_by_bandwidth ? bandwidth_weights(nodes, team.node, what) : m.weights;
-            // The round of the pattern: slot s belongs to the node whose weights' running sum
-            // first exceeds s.
-            std::vector<int> round;
-            for (std::size_t k = 0; k < nodes.size(); ++k) round.insert(round.end(), weights[k], static_cast<int>(nodes[k]));
-            for (std::size_t i = 0; i < units; ++i) plan[i] = round[i % round.size()];
-            break;
-        }
-        case policy_meaning::plan::tiers: {
-            for (unsigned t = 0; t < team.threads; ++t) {
-                const auto local = thread_local_nodes(team, t);
-                if (local.size() < 2) continue;  // one local node: plain first touch
-                const auto& topo = topology::current();
-                const int from = team.node[t];
-                std::vector<double> cumulative;
-                double total = 0;
-                for (unsigned n : local) {
-                    const auto* a = from < 0 ? nullptr : topo.access(static_cast<unsigned>(from), n);
-                    if (a == nullptr || a->read_bandwidth == 0)
-                        throw_error(errc::not_supported,
-                                    what + ": thread " + std::to_string(t) + " runs on CPU " + std::to_string(team.cpu[t]) +
-                                        " with local nodes {" + format_list(local) + "}, but node " + std::to_string(n) +
-                                        " has no known read bandwidth from node " + std::to_string(from) +
-                                        ": the machine's firmware gives no HMAT bandwidths (ccnuma-vm --memory-node "
-                                        "SIZE,bandwidth=RATIO makes a machine that does)");
-                    total += static_cast<double>(a->read_bandwidth);
-                    cumulative.push_back(total);
-                }
-                const auto own = owned_units(team, t, begin, end, element_size, unit);
-                // Share k ends at the rounded cumulative fraction: off by at most one unit each.
-                std::size_t j = 0;
-                for (std::size_t k = 0; k < local.size(); ++k) {
-                    const auto stop = static_cast<std::size_t>(
-                        std::llround(static_cast<double>(own.size()) * cumulative[k] / total));
-                    for (; j < std::min(stop, own.size()); ++j) plan[own[j]] = static_cast<int>(local[k]);
-                }
-            }
-            break;
-        }
-        case policy_meaning::plan::fastest: {
-            std::vector<std::int64_t> budget;  // per node of `nodes`
-            for (unsigned n : nodes) {
-                const auto free = node_meminfo(n, "MemFree").value_or(0);
-                const auto margin = fastest_margin(node_memory(n));
-                budget.push_back(free > margin ? static_cast<std::int64_t>(free - margin) : 0);
-            }
-            auto slot = [&](unsigned n) {
-                return static_cast<std::size_t>(std::find(nodes.begin(), nodes.end(), n) - nodes.begin());
-            };
-            for (unsigned t = 0; t < team.threads; ++t) {
-                // Its local nodes fastest first, then every other allowed node by distance.
-                auto order = thread_local_nodes(team, t);
-                for (unsigned n : by_distance(team.node[t], nodes))
-                    if (std::find(order.begin(), order.end(), n) == order.end()) order.push_back(n);
-                for (std::size_t i : owned_units(team, t, begin, end, element_size, unit)) {
-                    int chosen = -1;
-                    for (unsigned n : order) {
-                        const std::size_t k = slot(n);
-                        if (k < nodes.size() && budget[k] >= static_cast<std::int64_t>(unit)) {
-                            budget[k] -= static_cast<std::int64_t>(unit);
-                            chosen = static_cast<int>(n);
-                            break;
-                        }
-                    }
-                    // No node has room by the estimate: the first choice, and the kernel's
-                    // fallback of MPOL_PREFERRED decides.
-                    plan[i] = chosen >= 0 ? chosen : order.empty() ? -1 : static_cast<int>(order.front());
-                }
-            }
-            break;
-        }
-    }
-    return plan;
-}
-
-}  // namespace detail
 
 namespace {
 
 void apply(void* ptr, std::size_t bytes, const policy& p, std::size_t element_size) {
     if (bytes == 0) return;
     element_size = std::max<std::size_t>(element_size, 1);
-    const std::size_t unit = detail::unit_bytes(page_kind_of(p));
+    const detail::unit_range units(ptr, bytes, element_size, detail::unit_bytes(page_kind_of(p)));
+    const std::size_t unit = units.unit;
     const std::string what = "placement " + to_string(p) + " of " + detail::human_bytes(bytes);
     if (page_kind_of(p) == page_kind::huge) (void)detail::advise_huge(ptr, bytes, true);
     auto fail = [&](int err, const std::string& call) {
@@ -340,19 +213,20 @@ void apply(void* ptr, std::size_t bytes, const policy& p, std::size_t element_si
     const std::size_t n = bytes / element_size + (bytes % element_size ? 1 : 0);
     switch (m.act) {
         case detail::policy_meaning::action::touch: {
-            auto team = detail::run_team(
-                n, m.sched,
-                [&](unsigned t, const detail::team_layout& layout) {
-                    touch_units(layout, t, static_cast<char*>(ptr), bytes, element_size, unit);
-                },
-                what);
-            warn_small_chunks(team, bytes, element_size, unit, p);
+            // The team learns where its threads run first, so that the huge pages two of them
+            // share are opted out before either writes.
+            const auto learned = detail::run_team(n, m.sched, {}, what);
+            warn_small_chunks(learned, bytes, element_size, unit, p);
+            (void)keep_base_units_exact(learned, units, what);
+            (void)detail::run_team(
+                n, m.sched, [&](unsigned t, const detail::team_layout& layout) { touch_units(layout, t, units); }, what);
             return;
         }
         case detail::policy_meaning::action::bind_units: {
             const auto team = detail::run_team(n, m.sched, {}, what);
             warn_small_chunks(team, bytes, element_size, unit, p);
-            const auto nodes = detail::unit_nodes(team, ptr, bytes, element_size, unit);
+            (void)keep_base_units_exact(team, units, what);
+            const auto nodes = detail::unit_nodes(team, units);
             // One mbind per run of units with the same node.
             const auto begin = reinterpret_cast<std::uintptr_t>(ptr);
             const std::size_t page = detail::page_bytes();
@@ -388,11 +262,12 @@ void apply(void* ptr, std::size_t bytes, const policy& p, std::size_t element_si
             const auto nodes = detail::policy_nodes(m, what);
             const auto learned = detail::run_team(n, m.sched, {}, what);
             warn_small_chunks(learned, bytes, element_size, unit, p);
-            const auto plan = detail::plan_units(m, nodes, learned, ptr, bytes, element_size, unit, what);
+            (void)keep_base_units_exact(learned, units, what);
+            const auto plan = detail::plan_units(m, nodes, learned, units, what);
             (void)detail::run_team(
                 n, m.sched,
                 [&](unsigned t, const detail::team_layout& layout) {
-                    write_planned(layout, t, plan, m.mode, static_cast<char*>(ptr), bytes, element_size, unit, what);
+                    write_planned(layout, t, plan, m.mode, units, what);
                 },
                 what);
             return;

@@ -84,12 +84,10 @@ inline constexpr unsigned max_interleave_weight = 255;
 std::vector<unsigned> bandwidth_weights(const std::vector<unsigned>& targets, const std::vector<int>& initiators,
                                         const std::string& what);
 
-/// The node of each placement unit of [ptr, ptr + bytes) (units aligned to `unit` addresses,
-/// as unit_nodes()) for a write_planned meaning, given the team that learned where its threads
+/// The node of each placement unit of `range` (src/tiers.cpp) for a write_planned meaning, given the team that learned where its threads
 /// run; -1 for a unit its owner touches plainly. `nodes` is policy_nodes(m, what).
 std::vector<int> plan_units(const policy_meaning& m, const std::vector<unsigned>& nodes, const team_layout& team,
-                            const void* ptr, std::size_t bytes, std::size_t element_size, std::size_t unit,
-                            const std::string& what);
+                            const unit_range& range, const std::string& what);
 
 /// Sends a diagnostic to the handler of set_diagnostic_handler().
 void diagnose(const std::string& message);

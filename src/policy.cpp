@@ -58,6 +58,7 @@ std::string schedule_args(const schedule& s) {
     std::string r;
     if (s.chunk) r += "chunk=" + std::to_string(s.chunk);
     if (s.threads) r += std::string(r.empty() ? "" : ",") + "threads=" + std::to_string(s.threads);
+    if (!s.partition.empty()) r += std::string(r.empty() ? "" : ",") + to_string(s.partition);
     return r;
 }
 std::string page_args(page_kind pg) { return pg == page_kind::huge ? ",huge" : ""; }

@@ -29,6 +29,25 @@ int max_team_threads() noexcept {
 }
 
 int team_size(const schedule& s, operation_name operation) {
+    if (!s.partition.empty()) {
+        const unsigned parts = s.partition.parts();
+        if (s.chunk != 0)
+            throw_error(errc::invalid_argument, operation,
+                        "a partition of " + std::to_string(parts) + " parts with chunk " + std::to_string(s.chunk),
+                        "a partition gives each thread one range: chunk(0) with it");
+        if (s.threads != 0 && s.threads != parts)
+            throw_error(errc::invalid_argument, operation,
+                        "a partition of " + std::to_string(parts) + " parts for a team of " + std::to_string(s.threads) +
+                            " threads",
+                        "threads(" + std::to_string(parts) + ") or threads(0): one thread per part");
+        const int limit = max_team_threads();
+        if (parts > static_cast<unsigned>(limit))
+            throw_error(errc::invalid_argument, operation,
+                        "a partition of " + std::to_string(parts) + " parts is more threads than this process can start",
+                        "at most " + std::to_string(limit) +
+                            " parts: 64 per available CPU, at most OMP_THREAD_LIMIT and below ulimit -u");
+        return static_cast<int>(parts);
+    }
     const unsigned requested = requested_team_size(s.threads);
     if (s.threads == 0) return static_cast<int>(requested);
     const int limit = max_team_threads();
@@ -41,22 +60,49 @@ int team_size(const schedule& s, operation_name operation) {
     return static_cast<int>(requested);
 }
 
-unsigned team_layout::owner(std::size_t element) const noexcept {
-    return elements == 0 ? 0 : static_owner(elements, chunk, threads, std::min(element, elements - 1));
+void partition_mismatch(const schedule& s, std::size_t n, operation_name operation) {
+    throw_error(errc::invalid_argument, operation,
+                to_string(s.partition) + " covers " + std::to_string(s.partition.elements()) + " elements, the range " +
+                    std::to_string(n),
+                "a partition of exactly the " + std::to_string(n) + " elements it places or loops over");
 }
+
+unsigned team_layout::owner(std::size_t element) const noexcept {
+    return elements == 0 ? 0 : static_owner(elements, sched, threads, std::min(element, elements - 1));
+}
+
+std::size_t team_layout::share(unsigned t) const noexcept { return static_count(elements, sched, t, threads); }
 
 std::size_t team_layout::smallest_share() const noexcept {
     std::size_t smallest = std::numeric_limits<std::size_t>::max();
-    for (unsigned t = 0; t < threads; ++t) smallest = std::min(smallest, static_count(elements, chunk, t, threads));
+    for (unsigned t = 0; t < threads; ++t) smallest = std::min(smallest, share(t));
     return smallest;
+}
+
+unsigned team_layout::unit_owner(const unit_range& r, std::size_t i) const noexcept {
+    // The element in the middle of the unit's part of the range: a unit goes to the thread that
+    // owns most of it, so a chunk boundary a few bytes into a huge page (an array cookie, an
+    // odd element size) does not hand the whole huge page to the wrong thread.
+    const std::uintptr_t u = r.start(i);
+    const std::uintptr_t from = std::max(u, r.begin), to = std::min<std::uintptr_t>(u + r.unit, r.end);
+    const std::size_t element = (from + (to - from) / 2 - r.begin) / r.element_size;
+    return owner(element);
+}
+
+std::vector<std::size_t> team_layout::owned_units(const unit_range& r, unsigned t) const {
+    std::vector<std::size_t> units;
+    for (std::size_t i = 0; i < r.count(); ++i)
+        if (unit_owner(r, i) == t) units.push_back(i);
+    return units;
 }
 
 team_layout run_team(std::size_t elements, const schedule& s,
                      const std::function<void(unsigned, const team_layout&)>& in_thread, std::string_view operation) {
     const auto requested = static_cast<unsigned>(team_size(s, operation));
     team_layout team;
+    check_covers(s, elements, operation);
     team.elements = elements;
-    team.chunk = s.chunk;
+    team.sched = s;
     team.node.assign(requested, -1);
     team.cpu.assign(requested, -1);
     std::exception_ptr error;
@@ -99,24 +145,19 @@ std::vector<unsigned> thread_local_nodes(const team_layout& team, unsigned t) {
     return {};
 }
 
-std::size_t unit_owner_element(std::uintptr_t unit_start, std::size_t unit, std::uintptr_t begin, std::uintptr_t end,
-                               std::size_t element_size, std::size_t elements) {
-    // The element in the middle of the unit's part of the range: a unit goes to the thread that
-    // owns most of it, so a chunk boundary a few bytes into a huge page (an array cookie, an
-    // odd element size) does not hand the whole huge page to the wrong thread.
-    const std::uintptr_t from = std::max(unit_start, begin), to = std::min<std::uintptr_t>(unit_start + unit, end);
-    const std::size_t element = (from + (to - from) / 2 - begin) / element_size;
-    return std::min(element, elements == 0 ? 0 : elements - 1);
-}
+unit_range::unit_range(const void* ptr, std::size_t bytes, std::size_t element_bytes, std::size_t unit_bytes) noexcept
+    : begin(reinterpret_cast<std::uintptr_t>(ptr)),
+      end(begin + bytes),
+      element_size(std::max<std::size_t>(element_bytes, 1)),
+      unit(unit_bytes),
+      first(begin / unit * unit) {}
 
-std::vector<int> unit_nodes(const team_layout& team, const void* ptr, std::size_t bytes, std::size_t element_size,
-                            std::size_t unit) {
+std::size_t unit_range::count() const noexcept { return end == begin ? 0 : (end - 1) / unit - begin / unit + 1; }
+
+std::vector<int> unit_nodes(const team_layout& team, const unit_range& r) {
     std::vector<int> nodes;
-    if (bytes == 0) return nodes;
-    const auto begin = reinterpret_cast<std::uintptr_t>(ptr);
-    const auto end = begin + bytes;
-    for (std::uintptr_t u = begin / unit * unit; u < end; u += unit)
-        nodes.push_back(team.node[team.owner(unit_owner_element(u, unit, begin, end, element_size, team.elements))]);
+    nodes.reserve(r.count());
+    for (std::size_t i = 0; i < r.count(); ++i) nodes.push_back(team.node[team.unit_owner(r, i)]);
     return nodes;
 }
 

@@ -11,6 +11,7 @@
 #include <ccnuma/memory_policy.hpp>
 #include <ccnuma/padded.hpp>
 #include <ccnuma/pages.hpp>
+#include <ccnuma/partition.hpp>
 #include <ccnuma/placement.hpp>
 #include <ccnuma/process.hpp>
 #include <ccnuma/schedule.hpp>

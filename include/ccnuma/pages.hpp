@@ -90,17 +90,29 @@ page_histogram node_histogram(const std::vector<page_info>& states);
 /// The histogram of page_nodes() output: every page_not_present counts as not present.
 page_histogram node_histogram(const std::vector<int>& nodes);
 
-/// Fraction of the pages of `count` elements of `element_size` bytes at `ptr` that are on the
-/// node of the thread that `s` gives their first byte to, measured with the threads of the next
-/// parallel region, where they run now (nothing is bound). 1.0 is perfect first touch;
-/// about 1/nodes is what serial initialization gives. Not-present pages count as not local.
+/// Fraction of the placed pages of `count` elements of `element_size` bytes at `ptr` that are
+/// on the node of the thread that `s` gives them to (the owner of the element in the middle of
+/// the page), measured with the threads of the next parallel region, where they run now
+/// (nothing is bound). 1.0 is perfect first touch; about 1/nodes is what serial initialization
+/// gives. Placed means on a node: pages never written (not present, or the shared zero page)
+/// are left out of the fraction (report_placement() counts them), and 0.0 when none is placed.
 double locality(const void* ptr, std::size_t count, std::size_t element_size, schedule s = {});
 
 /// What a container's placement() returns: where its pages are, and how many of them are on
-/// the node of the thread that its schedule gives them to.
+/// the node of the thread that its schedule (or partition) gives them to.
 struct placement_report {
     page_histogram pages;
+    /// Fraction of the placed pages on their owner's node: placed / (placed + not_placed) of the
+    /// range's pages are in the denominator, and none is when no page is placed (then 0.0).
     double locality = 1.0;
+    /// Pages on a node (the denominator of locality, near).
+    std::size_t placed = 0;
+    /// Pages not placed yet: never written (not present) or only read (the shared zero page).
+    std::size_t not_placed = 0;
+    /// Huge pages of the range opted out of THP (MADV_NOHUGEPAGE, read back from the kernel's
+    /// VmFlags): under THP "always" placement gives up the huge pages that two threads' parts
+    /// share, so that every base page lands on its own thread's node (docs/placement.md).
+    std::size_t huge_given_up = 0;
     /// Fraction of the pages on one of the owning thread's local nodes (pu_info::local_nodes:
     /// its DRAM and the CPU-less memory near it). Equals locality where no node is CPU-less;
     /// first_touch{}.tiers(by_bandwidth) keeps it at 1.0 while locality counts the far share out.
@@ -109,13 +121,19 @@ struct placement_report {
     /// ccnuma::fastest spilled (and, for other policies, every page placed elsewhere).
     std::size_t spilled = 0;
     /// "locality 100.0%: node 0: 8192 pages (50.0%), node 1: 8192 pages (50.0%)"; on a tiered
-    /// machine (topology::is_tiered()) "locality 66.7%, near 100.0%, spilled 0 pages: ...".
+    /// machine (topology::is_tiered()) "locality 66.7%, near 100.0%, spilled 0 pages: ...";
+    /// "; 12 pages not placed yet (locality is over the 8180 placed)" and
+    /// "; 3 huge pages given up (...)" where there are any; "locality: no page placed yet
+    /// (N not placed): ..." before anything is written.
     std::string to_string() const;
 };
 
 /// node_histogram(), locality(), near and spilled of `count` elements at `ptr`, from one page
 /// query and one team.
 placement_report report_placement(const void* ptr, std::size_t count, std::size_t element_size, schedule s = {});
+/// The same against a partition of the caller's: the owners a loop uses (an SpMV's rows, say),
+/// whatever the data was placed with. `owners` must cover the `count` elements.
+placement_report report_placement(const void* ptr, std::size_t count, std::size_t element_size, const partition& owners);
 
 /// Why a page that migrate() was to move is not on its target node afterwards.
 enum class stay_reason : unsigned char {

@@ -25,6 +25,7 @@
 #include <cstddef>
 #include <functional>
 #include <string>
+#include <utility>
 #include <string_view>
 #include <type_traits>
 #include <variant>
@@ -48,8 +49,8 @@ struct by_bandwidth_t {
 inline constexpr by_bandwidth_t by_bandwidth{};
 
 /// The pages are first written, without changing their content, by a parallel team, each page
-/// by the thread that the static schedule over the *elements* gives it to, on the node that
-/// thread runs on. No thread is bound: bind the team first (ccnuma-run --bind, OMP_PLACES, or
+/// by the thread that the static schedule over the *elements* gives it to (or the thread whose
+/// part of `.partition(p)` holds it), on the node that thread runs on. No thread is bound: bind the team first (ccnuma-run --bind, OMP_PLACES, or
 /// a region that calls bind_this_thread()) if its threads must run where a plan puts them.
 ///
 /// `.tiers(by_bandwidth)` splits each thread's part (its units in address order) between the
@@ -67,6 +68,8 @@ struct first_touch {
     bool split_by_bandwidth = false;
     first_touch& chunk(std::size_t elements) { sched.chunk = elements; return *this; }
     first_touch& threads(unsigned n) { sched.threads = n; return *this; }
+    /// Thread t owns the elements of part t (partition.hpp), a team of p.parts() threads.
+    first_touch& partition(ccnuma::partition p) { sched.partition = std::move(p); return *this; }
     first_touch& pages(ccnuma::page_kind p) { page = p; return *this; }
     first_touch& tiers(by_bandwidth_t) { split_by_bandwidth = true; return *this; }
     friend bool operator==(const first_touch&, const first_touch&) = default;
@@ -81,6 +84,8 @@ struct blocked {
     ccnuma::page_kind page = page_kind::base;
     blocked& chunk(std::size_t elements) { sched.chunk = elements; return *this; }
     blocked& threads(unsigned n) { sched.threads = n; return *this; }
+    /// Thread t owns the elements of part t (partition.hpp), a team of p.parts() threads.
+    blocked& partition(ccnuma::partition p) { sched.partition = std::move(p); return *this; }
     blocked& pages(ccnuma::page_kind p) { page = p; return *this; }
     friend bool operator==(const blocked&, const blocked&) = default;
 };
@@ -160,6 +165,8 @@ struct fastest {
     ccnuma::page_kind page = page_kind::base;
     fastest& chunk(std::size_t elements) { sched.chunk = elements; return *this; }
     fastest& threads(unsigned n) { sched.threads = n; return *this; }
+    /// Thread t owns the elements of part t (partition.hpp), a team of p.parts() threads.
+    fastest& partition(ccnuma::partition p) { sched.partition = std::move(p); return *this; }
     fastest& pages(ccnuma::page_kind p) { page = p; return *this; }
     friend bool operator==(const fastest&, const fastest&) = default;
 };
@@ -174,7 +181,7 @@ using policy = std::variant<first_touch, blocked, interleave, on_node, preferred
 template <class P>
 concept placement_policy = std::is_convertible_v<const P&, policy>;
 
-/// "first_touch", "blocked(chunk=4)", "interleave(0,2)", "on_node(1)", "preferred(0)",
+/// "first_touch", "blocked(chunk=4)", "first_touch(partition(0,40,100))", "interleave(0,2)", "on_node(1)", "preferred(0)",
 /// "weighted_interleave(0:2,2:1)", "weighted_interleave(0,2,by_bandwidth)",
 /// "weighted_interleave(0,2)" (the kernel's weights), "first_touch(tiers=by_bandwidth)",
 /// "fastest", with ",huge" for huge pages.

@@ -7,6 +7,10 @@
 ///     ccnuma::schedule s{.chunk = 4096, .threads = 8};   // schedule(static, 4096), 8 threads
 ///     auto p = ccnuma::first_touch{}.chunk(4096).threads(8);
 ///     assert(p.sched == s);
+///     // Thread t owns rows [b[t], b[t+1]) of a partition (partition.hpp), its own loop's split:
+///     auto q = ccnuma::first_touch{}.partition(ccnuma::partition::balanced(row_ptr, 8));
+
+#include <ccnuma/partition.hpp>
 
 #include <cstddef>
 
@@ -15,9 +19,14 @@ namespace ccnuma {
 /// The OpenMP schedule whose partition a placement follows: `schedule(static)` when chunk is 0,
 /// else `schedule(static, chunk)` (chunks handed out round-robin in thread order). threads 0
 /// means omp_get_max_threads(), the size of the next parallel region's team.
+///
+/// With a partition (not empty()), thread t owns the partition's range t instead, and the team
+/// has partition.parts() threads: chunk must be 0 and threads 0 or parts(), and the partition
+/// must cover exactly the elements it is used for (the library checks both where it uses one).
 struct schedule {
     std::size_t chunk = 0;
     unsigned threads = 0;
+    ccnuma::partition partition{};
     friend bool operator==(const schedule&, const schedule&) = default;
 };
 

@@ -52,6 +52,9 @@ struct segment_layout {
     /// Segment s runs on the thread that for_static(segments, owners.chunk) in a team of
     /// owners.threads threads gives it to.
     ccnuma::schedule owners{};
+    /// A contiguous array split by a partition (partition.hpp): segment s is its part s, of
+    /// any length; empty for the static partitions above.
+    ccnuma::partition by{};
 
     /// n elements in `parts` segments of the static partition with chunk `c`.
     void split(std::size_t elements, std::size_t parts, std::size_t c) noexcept {
@@ -65,6 +68,7 @@ struct segment_layout {
         // The library's one static partition: segment s is what thread s of `segments` gets.
         std::size_t lo = n;
         if (segments == 0) return lo;
+        if (!by.empty()) return s < by.parts() ? by.range(static_cast<unsigned>(s)).first : n;
         static_ranges(n, chunk, static_cast<unsigned>(s), static_cast<unsigned>(segments),
                       [&](std::size_t b, std::size_t) { lo = std::min(lo, b); });
         return lo;
@@ -77,19 +81,27 @@ struct segment_layout {
     T* end(std::size_t s) const noexcept { return begin(s) + size(s); }
     /// The segment of element i < n: static_owner's formula over `segments` parts, with q and r
     /// kept.
-    std::size_t segment_of(std::size_t i) const noexcept { return balanced_part(q, r, i); }
+    std::size_t segment_of(std::size_t i) const noexcept {
+        return by.empty() ? balanced_part(q, r, i) : by.owner(i);
+    }
 };
 
 /// The layout of a contiguous array of n elements split as `s` splits it: schedule(static)
 /// gives one segment per thread (q + 1 elements to the first n % threads), schedule(static, c)
-/// one segment per chunk of c, the chunks dealt round-robin to the threads.
+/// one segment per chunk of c, the chunks dealt round-robin to the threads; a partition one
+/// segment per part.
 template <class T>
 segment_layout<T> chunks_of(T* data, std::size_t n, const ccnuma::schedule& s) {
     segment_layout<T> l;
     l.base = data;
     l.packed = true;
     const auto threads = static_cast<std::size_t>(team_size(s));
-    if (s.chunk == 0) {
+    if (!s.partition.empty()) {
+        check_covers(s, n, "a segmented view");
+        l.split(n, threads, 0);
+        l.by = s.partition;
+        l.owners = {0, static_cast<unsigned>(threads)};
+    } else if (s.chunk == 0) {
         l.split(n, threads, 0);
         l.owners = {0, static_cast<unsigned>(threads)};
     } else {

@@ -4,8 +4,13 @@
 
 #include <sys/mman.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+#include <string>
 
 namespace ccnuma::detail {
 
@@ -50,6 +55,35 @@ std::optional<bool> maps_cover(std::uintptr_t begin, std::uintptr_t end, bool wr
     }
     std::fclose(maps);
     return covered >= end;
+}
+
+std::optional<std::vector<std::pair<std::uintptr_t, std::uintptr_t>>> no_huge_ranges(std::uintptr_t begin,
+                                                                                      std::uintptr_t end) {
+    std::ifstream smaps("/proc/self/smaps");
+    if (!smaps) return std::nullopt;
+    std::vector<std::pair<std::uintptr_t, std::uintptr_t>> ranges;
+    std::string line;
+    std::uintptr_t lo = 0, hi = 0;
+    while (std::getline(smaps, line)) {
+        unsigned long a = 0, b = 0;
+        // A mapping's first line: "start-end perms offset dev inode [path]".
+        if (std::sscanf(line.c_str(), "%lx-%lx ", &a, &b) == 2 && line.find(':') > line.find(' ')) {
+            lo = a;
+            hi = b;
+            continue;
+        }
+        if (line.rfind("VmFlags:", 0) != 0 || hi <= begin || lo >= end) continue;
+        std::istringstream flags(line.substr(8));
+        std::string f;
+        while (flags >> f)
+            if (f == "nh") {
+                const std::uintptr_t from = std::max<std::uintptr_t>(lo, begin), to = std::min<std::uintptr_t>(hi, end);
+                if (!ranges.empty() && ranges.back().second == from) ranges.back().second = to;
+                else ranges.emplace_back(from, to);
+                break;
+            }
+    }
+    return ranges;
 }
 
 }  // namespace ccnuma::detail

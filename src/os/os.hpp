@@ -165,6 +165,10 @@ int populate_write(void* addr, std::size_t bytes) noexcept;
 /// Whether [begin, end) is covered by mappings without a gap, each writable where `writable`,
 /// by /proc/self/maps; nullopt where that cannot be read (no procfs).
 std::optional<bool> maps_cover(std::uintptr_t begin, std::uintptr_t end, bool writable) noexcept;
+/// The parts of [begin, end) in mappings advised MADV_NOHUGEPAGE ("nh" in the VmFlags of
+/// /proc/self/smaps), in address order; nullopt where smaps cannot be read.
+std::optional<std::vector<std::pair<std::uintptr_t, std::uintptr_t>>> no_huge_ranges(std::uintptr_t begin,
+                                                                                      std::uintptr_t end);
 
 // --- another process (process.cpp) -----------------------------------------------------------
 // The readers take a PID (and a TID, 0 for the process) and return errno or 0; the parsers take

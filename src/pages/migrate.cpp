@@ -144,13 +144,24 @@ migrate_report migrate_range(void* ptr, std::size_t bytes, const policy& p, cons
     const auto m = detail::meaning_of(p);
     if (m.act != detail::policy_meaning::action::kernel_policy) {
         // Pages as the elements: the page decides anyway, and a loop over bytes would cost
-        // O(bytes) for nothing.
-        const auto team = detail::run_team(count, m.sched, {}, what);
-        auto per_unit = detail::unit_nodes(team, ptr, bytes, page, unit);
+        // O(bytes) for nothing. A partition names elements, whose size follows from it.
+        std::size_t elements = count, element_size = page;
+        if (const auto& part = m.sched.partition; !part.empty()) {
+            if (part.elements() == 0 || bytes % part.elements() != 0)
+                detail::throw_error(errc::invalid_argument,
+                                    what + ": " + to_string(part) + " of " + std::to_string(part.elements()) +
+                                        " elements does not divide the range's " + std::to_string(bytes) +
+                                        " bytes (expected a partition of the range's elements)");
+            elements = part.elements();
+            element_size = bytes / elements;
+        }
+        const auto team = detail::run_team(elements, m.sched, {}, what);
+        const detail::unit_range units(ptr, bytes, element_size, unit);
+        auto per_unit = detail::unit_nodes(team, units);
         // The tier policies plan each unit's node (weights, tiers, free memory); a unit they
         // leave to plain first touch goes to its owner's node.
         if (m.act == detail::policy_meaning::action::write_planned) {
-            const auto planned = detail::plan_units(m, detail::policy_nodes(m, what), team, ptr, bytes, page, unit, what);
+            const auto planned = detail::plan_units(m, detail::policy_nodes(m, what), team, units, what);
             for (std::size_t k = 0; k < per_unit.size(); ++k)
                 if (planned[k] >= 0) per_unit[k] = planned[k];
         }

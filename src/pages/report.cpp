@@ -80,10 +80,12 @@ page_histogram node_histogram(const void* ptr, std::size_t bytes) {
 }
 
 namespace {
-// The page measures against the owners that `s` gives the pages to, from one team.
+// The page measures against the owners that `s` gives the pages to, from one team. Pages
+// without a frame (never written, or read only: the zero page) are counted apart: locality and
+// near are fractions of the placed pages.
 struct owner_measures {
     double locality = 1.0, near = 1.0;
-    std::size_t spilled = 0;
+    std::size_t spilled = 0, placed = 0, not_placed = 0;
 };
 
 owner_measures measure_owners(const std::vector<int>& nodes, const void* ptr, std::size_t count,
@@ -93,23 +95,44 @@ owner_measures measure_owners(const std::vector<int>& nodes, const void* ptr, st
     const auto team = detail::run_team(count, s, {}, "locality of " + std::to_string(count) + " elements");
     std::vector<std::vector<unsigned>> local(team.threads);
     for (unsigned t = 0; t < team.threads; ++t) local[t] = detail::thread_local_nodes(team, t);
-    const std::size_t page = detail::page_bytes();
-    const auto begin = reinterpret_cast<std::uintptr_t>(ptr);
-    const auto end = begin + count * element_size;
+    const detail::unit_range pages(ptr, count * element_size, element_size, detail::page_bytes());
     std::size_t on_own = 0, on_near = 0;
-    std::uintptr_t u = begin / page * page;
-    for (std::size_t i = 0; i < nodes.size(); ++i, u += page) {
-        if (nodes[i] < 0) continue;
-        const unsigned t = team.owner(detail::unit_owner_element(u, page, begin, end, element_size, team.elements));
+    for (std::size_t i = 0; i < nodes.size(); ++i) {
+        if (nodes[i] < 0) {
+            ++r.not_placed;
+            continue;
+        }
+        ++r.placed;
+        const unsigned t = team.unit_owner(pages, i);
         const auto n = static_cast<unsigned>(nodes[i]);
         if (nodes[i] == team.node[t]) ++on_own;
         const auto& l = local[t];
         if (std::find(l.begin(), l.end(), n) != l.end()) ++on_near;
         if (l.empty() || l.front() != n) ++r.spilled;
     }
-    r.locality = static_cast<double>(on_own) / static_cast<double>(nodes.size());
-    r.near = static_cast<double>(on_near) / static_cast<double>(nodes.size());
+    // No page placed yet: none of them is local (0 of 0), and placed says why.
+    const double placed = static_cast<double>(std::max<std::size_t>(r.placed, 1));
+    r.locality = static_cast<double>(on_own) / placed;
+    r.near = static_cast<double>(on_near) / placed;
     return r;
+}
+
+// Huge pages of [begin, begin + bytes) in mappings advised MADV_NOHUGEPAGE: each aligned huge
+// page that such a mapping overlaps counts once.
+std::size_t huge_pages_given_up(std::uintptr_t begin, std::size_t bytes) {
+    const std::size_t huge = detail::huge_page_bytes();
+    if (huge <= detail::page_bytes()) return 0;
+    const auto ranges = detail::no_huge_ranges(begin, begin + bytes);
+    if (!ranges) return 0;
+    std::size_t count = 0;
+    std::uintptr_t counted_to = 0;  // huge pages below it are counted
+    for (const auto& [from, to] : *ranges) {
+        const std::uintptr_t first = std::max(from / huge * huge, counted_to);
+        const std::uintptr_t last = (to + huge - 1) / huge * huge;
+        if (last > first) count += (last - first) / huge;
+        counted_to = std::max(counted_to, last);
+    }
+    return count;
 }
 
 double locality_of(const std::vector<int>& nodes, const void* ptr, std::size_t count, std::size_t element_size,
@@ -148,12 +171,27 @@ std::string placement_report::to_string() const {
         tiered = topology::current().is_tiered();
     } catch (const error&) {
     }
-    if (tiered)
+    if (placed == 0 && not_placed != 0)
+        std::snprintf(head, sizeof head, "locality: no page placed yet (%zu not placed): ", not_placed);
+    else if (tiered)
         std::snprintf(head, sizeof head, "locality %.1f%%, near %.1f%%, spilled %zu pages: ", 100.0 * locality,
                       100.0 * near, spilled);
     else
         std::snprintf(head, sizeof head, "locality %.1f%%: ", 100.0 * locality);
-    return head + pages.to_string();
+    std::string r = head + pages.to_string();
+    // Only where they happened, so that the common report stays one short line.
+    if (placed != 0 && not_placed != 0)
+        r += "; " + std::to_string(not_placed) + " pages not placed yet (locality is over the " + std::to_string(placed) +
+             " placed)";
+    if (huge_given_up != 0)
+        r += "; " + std::to_string(huge_given_up) + " huge pages given up (MADV_NOHUGEPAGE: shared by two threads' parts)";
+    return r;
+}
+
+placement_report report_placement(const void* ptr, std::size_t count, std::size_t element_size, const partition& owners) {
+    schedule s;
+    s.partition = owners;
+    return report_placement(ptr, count, element_size, s);
 }
 
 placement_report report_placement(const void* ptr, std::size_t count, std::size_t element_size, schedule s) {
@@ -177,6 +215,9 @@ placement_report report_placement(const void* ptr, std::size_t count, std::size_
     r.locality = m.locality;
     r.near = m.near;
     r.spilled = m.spilled;
+    r.placed = m.placed;
+    r.not_placed = m.not_placed;
+    r.huge_given_up = huge_pages_given_up(reinterpret_cast<std::uintptr_t>(ptr), bytes);
     return r;
 }
 

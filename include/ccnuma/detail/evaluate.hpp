@@ -21,7 +21,7 @@
 namespace ccnuma::detail {
 
 /// dst[i] = at(i) for i in [0, n) with streaming stores, each thread on the range that
-/// schedule(static[, chunk]) gives it (static_ranges), so every element is written by the thread
+/// schedule(static[, chunk]) or its partition gives it (static_ranges), so every element is written by the thread
 /// that placed its page. Returns false, writing nothing, when `mode` says not to stream
 /// n elements (stores.hpp's streams() decides) or T has no streaming stores here.
 template <class T, class At>
@@ -29,10 +29,11 @@ bool stream_write(T* dst, std::size_t n, const ccnuma::schedule& s, ccnuma::stor
     if constexpr (streamable<T>) {
         if (n == 0 || mode == ccnuma::stores::regular || !ccnuma::streams(mode, n * sizeof(T), aliases, true))
             return false;
+        check_covers(s, n, "a streaming write");
         in_team(s, "a streaming write", [&] {
             const auto t = static_cast<unsigned>(omp_get_thread_num());
             const auto threads = static_cast<unsigned>(omp_get_num_threads());
-            static_ranges(n, s.chunk, t, threads, [&](std::size_t lo, std::size_t hi) { stream_range(dst, lo, hi, at); });
+            static_ranges(n, s, t, threads, [&](std::size_t lo, std::size_t hi) { stream_range(dst, lo, hi, at); });
         });
         return true;
     } else {

@@ -9,6 +9,12 @@
 // that libgomp and libomp both use, and placement_test checks it against the running runtime.
 // Both reach the same thread for element i only in a team of the size the policy's schedule
 // names, so every team here is opened by open_team.
+//
+// A schedule with a partition (partition.hpp) replaces the static split: thread t runs the
+// partition's range t, here and in the copies below (static_ranges, static_count,
+// static_owner), so its loops, reductions, streaming writes and ownership agree as they do for
+// the static schedule. Its team has partition.parts() threads; where the runtime starts fewer,
+// thread t also runs parts t + team, t + 2 team, ... so that every element is still done.
 
 #include <ccnuma/detail/throw_error.hpp>
 #include <ccnuma/schedule.hpp>
@@ -57,9 +63,19 @@ inline unsigned requested_team_size(unsigned threads) noexcept {
 }
 
 /// The size of the team that runs schedule `s` for `operation` (which the error names):
-/// requested_team_size(s.threads). Throws ccnuma::error (errc::invalid_argument) above
-/// max_team_threads(). The one check before every team the library opens with an explicit size.
+/// requested_team_size(s.threads), or the partition's parts. Throws ccnuma::error
+/// (errc::invalid_argument) above max_team_threads(), and for a partition with a chunk or with
+/// threads other than its parts. The one check before every team the library opens with an
+/// explicit size.
 int team_size(const ccnuma::schedule& s, operation_name operation = "a parallel loop");
+
+/// Throws ccnuma::error naming `operation` for a partition that covers other than n elements.
+[[noreturn]] void partition_mismatch(const ccnuma::schedule& s, std::size_t n, operation_name operation);
+
+/// The check before a schedule is used over n elements: a partition must cover exactly them.
+inline void check_covers(const ccnuma::schedule& s, std::size_t n, operation_name operation) {
+    if (!s.partition.empty() && s.partition.elements() != n) partition_mismatch(s, n, operation);
+}
 
 /// Runs region() once in every thread of a new team of `threads` threads, or of the runtime's
 /// default team (a plain `#pragma omp parallel`, as a hand-written `#pragma omp parallel for`
@@ -84,7 +100,7 @@ void open_team(int threads, Region&& region) {
 /// by team_size() first, which names `operation` if it is too large.
 template <class Region>
 void in_team(const ccnuma::schedule& s, operation_name operation, Region&& region) {
-    open_team(s.threads == 0 ? 0 : team_size(s, operation), region);
+    open_team(s.threads == 0 && s.partition.empty() ? 0 : team_size(s, operation), region);
 }
 
 /// body(i) for i in [0, n), as a worksharing loop of the enclosing parallel region, with its
@@ -114,19 +130,40 @@ void for_static(std::size_t n, std::size_t chunk, Body&& body) {
     }
 }
 
+/// for_static over schedule `s`: its partition's ranges where it has one (each thread its own,
+/// in increasing order, so two loops over the same schedule give each thread the same
+/// iterations, as two static loops do), else schedule(static[, chunk]).
+template <bool Wait = true, class Body>
+void for_static(std::size_t n, const ccnuma::schedule& s, Body&& body) {
+    if (s.partition.empty()) {
+        for_static<Wait>(n, s.chunk, body);
+        return;
+    }
+    const ccnuma::partition& p = s.partition;
+    const auto team = static_cast<unsigned>(omp_get_num_threads());
+    for (auto part = static_cast<unsigned>(omp_get_thread_num()); part < p.parts(); part += team) {
+        const auto [lo, hi] = p.range(part);
+        for (std::size_t i = lo; i < hi; ++i) body(i);
+    }
+    if constexpr (Wait) {
+#pragma omp barrier
+    }
+}
+
 /// body(i) for i in [0, n) in a new team, partitioned by `s`. If body can throw, the first
 /// exception stops every thread at its next element and is rethrown here; what was done stays
 /// done. A noexcept body runs as the bare loop, so that it vectorizes.
 template <class Body>
 void parallel_for(std::size_t n, const ccnuma::schedule& s, Body&& body) {
     if (n == 0) return;
+    check_covers(s, n, "a parallel loop");
     if constexpr (noexcept(body(std::size_t{}))) {
-        in_team(s, "a parallel loop", [&] { for_static<false>(n, s.chunk, body); });
+        in_team(s, "a parallel loop", [&] { for_static<false>(n, s, body); });
     } else {
         std::atomic<bool> failed{false};
         std::exception_ptr error;
         in_team(s, "a parallel loop", [&] {
-            for_static<false>(n, s.chunk, [&](std::size_t i) {
+            for_static<false>(n, s, [&](std::size_t i) {
                 if (failed.load(std::memory_order_relaxed)) return;
                 try {
                     body(i);
@@ -157,6 +194,19 @@ void static_ranges(std::size_t n, std::size_t chunk, unsigned t, unsigned thread
         visit(lo, std::min(n, lo + chunk));
 }
 
+/// static_ranges over schedule `s`: the partition's parts t, t + threads, ... where it has one.
+template <class Visit>
+void static_ranges(std::size_t n, const ccnuma::schedule& s, unsigned t, unsigned threads, Visit&& visit) {
+    if (s.partition.empty()) {
+        static_ranges(n, s.chunk, t, threads, visit);
+        return;
+    }
+    for (unsigned part = t; part < s.partition.parts(); part += threads) {
+        const auto [lo, hi] = s.partition.range(part);
+        if (lo < hi) visit(lo, hi);
+    }
+}
+
 /// How many of the n iterations schedule(static, chunk) gives thread t of `threads`: the sum of
 /// static_ranges' ranges, in O(1).
 inline std::size_t static_count(std::size_t n, std::size_t chunk, unsigned t, unsigned threads) noexcept {
@@ -166,6 +216,15 @@ inline std::size_t static_count(std::size_t n, std::size_t chunk, unsigned t, un
     const std::size_t mine = chunks / threads + (t < chunks % threads ? 1 : 0);
     // The last chunk may be short; it is thread ((chunks - 1) % threads)'s.
     return mine * chunk - (t == (chunks - 1) % threads ? chunks * chunk - n : 0);
+}
+
+/// static_count over schedule `s`.
+inline std::size_t static_count(std::size_t n, const ccnuma::schedule& s, unsigned t, unsigned threads) noexcept {
+    if (s.partition.empty()) return static_count(n, s.chunk, t, threads);
+    std::size_t c = 0;
+    for (unsigned part = t; part < s.partition.parts(); part += threads)
+        c += s.partition.range(part).second - s.partition.range(part).first;
+    return c;
 }
 
 /// The part of element i when the first r parts hold q + 1 elements and the rest q: the
@@ -183,6 +242,13 @@ inline unsigned static_owner(std::size_t n, std::size_t chunk, unsigned threads,
     return static_cast<unsigned>(balanced_part(n / threads, n % threads, i));
 }
 
+/// static_owner over schedule `s`: the owner of i in its partition (its part modulo the team,
+/// as for_static deals parts to a smaller team) where it has one.
+inline unsigned static_owner(std::size_t n, const ccnuma::schedule& s, unsigned threads, std::size_t i) noexcept {
+    if (s.partition.empty()) return static_owner(n, s.chunk, threads, i);
+    return s.partition.owner(i) % threads;
+}
+
 /// Constructs the elements p[from..to) with make(p + i, i), each by the thread that the static
 /// schedule over [0, n) gives it to (a resize builds part of a block partitioned as a whole).
 /// If a construction throws, the other threads stop at their next element, every element
@@ -193,6 +259,7 @@ void parallel_construct(T* p, std::size_t n, const ccnuma::schedule& s, Make&& m
                         std::size_t to = std::numeric_limits<std::size_t>::max()) {
     to = std::min(to, n);
     if (from >= to) return;
+    check_covers(s, n, "a parallel construction");
     if constexpr (noexcept(make(p, std::size_t{}))) {
         parallel_for(n, s, [&](std::size_t i) noexcept {
             if (i >= from && i < to) make(p + i, i);
@@ -205,7 +272,7 @@ void parallel_construct(T* p, std::size_t n, const ccnuma::schedule& s, Make&& m
             // Each thread builds its iterations in increasing order, so "everything of mine
             // in [from, stop)" is exactly what it has built.
             std::size_t stop = none;
-            for_static(n, s.chunk, [&](std::size_t i) {
+            for_static(n, s, [&](std::size_t i) {
                 if (stop != none || i < from || i >= to) return;
                 if (failed.load(std::memory_order_relaxed)) {
                     stop = i;
@@ -220,7 +287,7 @@ void parallel_construct(T* p, std::size_t n, const ccnuma::schedule& s, Make&& m
             });
             if (failed.load()) {
                 if constexpr (!std::is_trivially_destructible_v<T>)
-                    for_static<false>(n, s.chunk, [&](std::size_t i) {
+                    for_static<false>(n, s, [&](std::size_t i) {
                         if (i >= from && i < to && i < stop) p[i].~T();
                     });
             }
@@ -236,7 +303,8 @@ template <class T>
 void parallel_destroy(T* p, std::size_t n, const ccnuma::schedule& s) noexcept {
     if constexpr (!std::is_trivially_destructible_v<T>) {
         if (n == 0) return;
-        open_team(static_cast<int>(s.threads), [&] { for_static<false>(n, s.chunk, [&](std::size_t i) noexcept { p[i].~T(); }); });
+        const int threads = s.partition.empty() ? static_cast<int>(s.threads) : static_cast<int>(s.partition.parts());
+        open_team(threads, [&] { for_static<false>(n, s, [&](std::size_t i) noexcept { p[i].~T(); }); });
     }
 }
 

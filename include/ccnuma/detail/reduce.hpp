@@ -36,6 +36,7 @@ typename Node::value_type fold_node(const Node& e, Fold fold, operation_name wha
         throw_std_error(std_error::length_error, what, "the operand is empty", "it needs at least one element");
     }
     const ccnuma::schedule s = e.placed_by() ? *e.placed_by() : ccnuma::schedule{};
+    check_covers(s, n, what);
     const int requested = team_size(s, what);
     std::vector<fold_slot<V>> partial(static_cast<std::size_t>(requested));
     unsigned threads = 1;
@@ -48,7 +49,7 @@ typename Node::value_type fold_node(const Node& e, Fold fold, operation_name wha
         threads = static_cast<unsigned>(omp_get_num_threads());
         try {
             auto& slot = partial[t];
-            static_ranges(n, s.chunk, t, static_cast<unsigned>(omp_get_num_threads()),
+            static_ranges(n, s, t, static_cast<unsigned>(omp_get_num_threads()),
                           [&](std::size_t lo, std::size_t hi) { fold(slot, e, lo, hi); });
         } catch (...) {
             if (!failed.exchange(true)) error = std::current_exception();
