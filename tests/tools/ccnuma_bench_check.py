@@ -193,6 +193,20 @@ def kernel_test(binary, kernel, extra):
             modes = {r["counters"].split("streaming_stores=")[1][:8] for r in rows if r["kernel"] == "placement-triad"}
             check(len(modes) == 1, "one store mode for all placement variants: %s" % modes)
             check("every variant runs the same compiled loop" in out, "placement says its variants run one loop")
+        if kernel == "spmv":
+            # One compiled loop on four placements, the expert's loop beside them; every row
+            # with its pages against the loop's row owners, every placement paired with the expert.
+            check([r["variant"] for r in rows] == ["std::vector, serial init", "ccnuma::vector, equal element split",
+                                                  "ccnuma::vector, row partition", "ccnuma::vector<interleave>",
+                                                  "expert loop, row partition"], "spmv variants: %s" % [r["variant"] for r in rows])
+            check(all(r["pages_local"] != "" for r in rows), "spmv reports pages local")
+            check(all("vs_expert=" in r["counters"] for r in rows if not r["variant"].startswith("expert")),
+                  "spmv placements carry their ratio to the expert loop")
+            check("every placement runs the same compiled loop" in out and "rows balanced by nonzeros, partition(" in out,
+                  "spmv notes its partition and that its placements run one loop")
+            if " 1 NUMA node(s) with CPUs" in doc["context"]["topology"]:
+                check(all(float(r["pages_local"]) == 1.0 for r in rows),
+                      "spmv on one node: every page local: %s" % [(r["variant"], r["pages_local"]) for r in rows])
     print("ok: %s %s" % (kernel, " ".join(extra)))
 
 
@@ -459,7 +473,8 @@ def bad_options_test(binary):
              ["dmvm", "--variant", "middle"], ["nested-stream", "--teams", "2y2"], ["triad", "extra"],
              ["triad", "--json", "/nonexistent/dir/x.json", "--n", "1000", "--reps", "1"],
              ["plot"], ["plot", "/nonexistent.json", "-o", "x.png"], ["triad", "--n="], ["triad", "--n", "1e10", "--reps", "1"],
-             ["tiers", "--bind", "2,scatter"], ["tiers", "--policy", "interleave"], ["tiers", "--n", "1e10", "--reps", "1"]]
+             ["tiers", "--bind", "2,scatter"], ["tiers", "--policy", "interleave"], ["tiers", "--n", "1e10", "--reps", "1"],
+             ["spmv", "--policy", "interleave"], ["spmv", "--n", "3e9", "--reps", "1"]]
     for args in cases:
         rc, out, err = run([binary] + args)
         lines = err.strip().splitlines()

@@ -27,6 +27,7 @@ void dmvm(const options& o, report& out);
 void jacobi(const options& o, report& out);
 void nested_stream(const options& o, report& out);
 void tiers(const options& o, report& out);
+void spmv(const options& o, report& out);
 /// triad --only raw|expr: one variant, --sweeps times, checked (for callgrind). With --json or
 /// --csv, the sweeps timed as a whole are one repetition in `out`.
 int triad_only(const options& o, report& out);

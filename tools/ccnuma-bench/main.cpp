@@ -108,7 +108,7 @@ int main(int argc, char** argv) try {
         {"placement", bench::placement}, {"zero-page", bench::zero_page},   {"false-sharing", bench::false_sharing},
         {"sync", bench::sync},           {"dmvm", bench::dmvm},             {"jacobi", bench::jacobi},
         {"nested-stream", bench::nested_stream},
-        {"tiers", bench::tiers}};
+        {"tiers", bench::tiers},         {"spmv", bench::spmv}};
     kernels.at(o.kernel)(o, out);
     out.finish();
     return 0;

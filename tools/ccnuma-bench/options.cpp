@@ -67,7 +67,8 @@ constexpr double max_n = 1e10;  // 80 GB per double array: beyond any machine th
 
 const std::vector<std::string>& kernel_names() {
     static const std::vector<std::string> names{"triad",  "stream", "sum",          "placement", "zero-page", "false-sharing",
-                                                "sync",   "dmvm",   "jacobi",       "nested-stream", "tiers"};
+                                                "sync",   "dmvm",   "jacobi",       "nested-stream", "tiers",
+                                                "spmv"};
     return names;
 }
 
@@ -152,6 +153,10 @@ kernels:
                  STREAM's triad over the DRAM:far interleave ratios 1:0 to 0:1 with the tier policies
                  (first_touch tiers, weighted_interleave by bandwidth, fastest) as variants; says where
                  the optimum lies (--reps defaults to 11 here)
+  spmv           CSR y = A x (the first quarter of the rows 40 nonzeros, the rest 4; --n rows,
+                 default 2e6), rows balanced by nonzeros: one compiled loop on serial init, equal
+                 element split, row partition and interleave, beside the expert's loop, with the
+                 pages' locality against the loop's row owners
 
 options:
   -n, --n SIZES        sizes: "1e6", "1000,1e6" or a range "1e3:1e8:4/decade"
@@ -290,7 +295,7 @@ std::optional<options> parse(int argc, char** argv) {
         }
     }
     if (p.index() < argc) bad("unexpected argument \"" + std::string(argv[p.index()]) + "\" after the kernel \"" + o.kernel + "\"");
-    if (o.kernel.empty()) bad("no kernel given (one of triad, stream, sum, placement, zero-page, false-sharing, sync, dmvm, jacobi, nested-stream, tiers; see --help)");
+    if (o.kernel.empty()) bad("no kernel given (one of triad, stream, sum, placement, zero-page, false-sharing, sync, dmvm, jacobi, nested-stream, tiers, spmv; see --help)");
     const auto& k = kernel_names();
     if (std::find(k.begin(), k.end(), o.kernel) == k.end()) bad("unknown kernel \"" + o.kernel + "\" (see ccnuma-bench --help)");
     if (o.peers && o.kernel != "triad" && o.kernel != "stream" && o.kernel != "sum")
@@ -310,6 +315,8 @@ std::optional<options> parse(int argc, char** argv) {
             "each team at T)");
     if (o.kernel == "tiers" && o.policy)
         bad("--policy is not for tiers: its variants are the placements (--pages applies to all of them)");
+    if (o.kernel == "spmv" && o.policy)
+        bad("--policy is not for spmv: its variants are the placements (--pages applies to all of them)");
     if (!o.bind.empty() && !o.threads.empty()) bad("--bind and --threads both set the team size: give one of them");
     return o;
 }
