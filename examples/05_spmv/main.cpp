@@ -6,7 +6,8 @@
 // The rows are split among the threads by nonzeros (ccnuma::partition::balanced); values and
 // col_idx are placed through that partition (rows.through(row_ptr)), the vectors by the rows
 // themselves. The SpMV is the loop an expert writes: each thread its own row range, restrict
-// pointers, an `omp simd` reduction over the row. Then the placement is checked against the
+// pointers, a scalar inner loop (an `omp simd` reduction was 1.5x slower on rows of 4 to 40
+// nonzeros). Then the placement is checked against the
 // row owners, and the same solve runs again on arrays placed by an equal split of the elements
 // (what a plain ccnuma::vector or a parallel std::vector initialization gives) for comparison.
 //
@@ -65,8 +66,7 @@ void spmv(const ccnuma::partition& rows, const std::vector<std::size_t>& row_ptr
     {
         const auto [begin, end] = rows.range(static_cast<unsigned>(omp_get_thread_num()));
         for (std::size_t r = begin; r < end; ++r) {
-            double s = 0;
-#pragma omp simd reduction(+ : s)
+            double s = 0;  // scalar: an omp simd reduction was 1.5x slower on rows this short
             for (std::size_t k = row_ptr[r]; k < row_ptr[r + 1]; ++k) s += values[k] * x[cols[k]];
             y[r] = s;
         }

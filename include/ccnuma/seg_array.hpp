@@ -301,6 +301,12 @@ private:
         padding_ = pad;
         Policy placed = pad.to == padding::kind::huge_page ? detail::with_huge_pages(p) : p;
         ccnuma::schedule owners = detail::schedule_of(placed);
+        // Its segments are its partition: one of elements would have to be reconciled with them.
+        if (!owners.partition.empty())
+            detail::throw_error(errc::invalid_argument, "ccnuma::seg_array of " + std::to_string(n) + " elements",
+                                "a policy with " + to_string(owners.partition),
+                                "seg_array splits by its segments (seg::count, seg::per_thread, seg::per_node); place a "
+                                "ccnuma::vector by a partition instead");
         size_type count = 0;
         switch (segs.by) {
         case segmentation::kind::per_thread:

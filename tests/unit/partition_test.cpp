@@ -8,6 +8,7 @@
 #include <ccnuma/error.hpp>
 #include <ccnuma/pages.hpp>
 #include <ccnuma/partition.hpp>
+#include <ccnuma/seg_array.hpp>
 #include <ccnuma/vector.hpp>
 
 #include <gtest/gtest.h>
@@ -190,6 +191,12 @@ TEST(Partition, APartitionMustMatchItsRangeAndItsTeam) {
     double* q = alloc.allocate(100);
     alloc.deallocate(q, 100);
     EXPECT_ERROR(alloc.allocate(1000), "covers 100 elements, the range 1000");
+}
+
+TEST(Partition, SegArraysRefuseAPartitionOfElements) {
+    EXPECT_ERROR(ccnuma::seg_array<double>(100, 0.0, ccnuma::seg::count(2), ccnuma::pad::none,
+                                           ccnuma::first_touch{}.partition(ccnuma::partition({0, 50, 100}))),
+                 "seg_array splits by its segments");
 }
 
 // Locality is over the placed pages: the pages never written are counted apart, not as remote.

@@ -220,9 +220,11 @@ variant likwid(const std::string& kernel, std::size_t n, unsigned threads, unsig
     const std::string exe = find_on_path("likwid-bench");
     // -W domain:size:threads. The size is all the kernel's vectors together; "N" is the whole node
     // and likwid-bench pins thread t to hardware thread t of it.
-    const std::string workgroup = "N:" + std::to_string(8 * arrays * n) + "B:" + std::to_string(threads);
+    const double requested = 8.0 * arrays * static_cast<double>(n);
+    const std::string workgroup = "N:" + likwid_size(requested) + ":" + std::to_string(threads);
     const double ceiling = 10 * plausible_gbs(threads);
-    return {"likwid-bench " + kernel, [exe, kernel, workgroup, actual_n, arrays, n, timeout, ceiling](std::size_t batch) {
+    return {"likwid-bench " + kernel, [exe, kernel, workgroup, actual_n, arrays, n, timeout, ceiling, requested,
+                                       threads](std::size_t batch) {
                 const std::string peer = "likwid-bench -t " + kernel + " -W " + workgroup;
                 const double bytes = 8.0 * arrays * static_cast<double>(n) * static_cast<double>(batch);
                 int status = 0;
@@ -240,6 +242,15 @@ variant likwid(const std::string& kernel, std::size_t n, unsigned threads, unsig
                 const double time = field(out, "Time", peer), per_thread = field(out, "Iterations per thread", peer),
                              size = field(out, "Size (Byte)", peer);
                 if (size > 1e15) throw std::runtime_error(peer + ": \"Size (Byte)\" is " + std::to_string(size) + ", more than 1 PB");
+                // A row must say what ran: likwid-bench on another size than ccnuma's is no peer.
+                if (!same_size(size, requested, arrays, threads)) {
+                    char line[256];
+                    std::snprintf(line, sizeof line,
+                                  ": ran on %.0f bytes (its \"Size (Byte)\"), not the %.0f asked for (%u arrays of %zu "
+                                  "doubles): no row for a different size",
+                                  size, requested, arrays, n);
+                    throw std::runtime_error(peer + line);
+                }
                 const double gbs = size * per_thread / time / 1e9;
                 if (!(gbs <= ceiling)) {
                     char line[256];

@@ -4,7 +4,11 @@
 
 #include "harness.hpp"
 
+#include <algorithm>
+#include <cmath>
 #include <cstddef>
+#include <cstdio>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -29,11 +33,35 @@ bool streams(const std::string& kernel);
 /// Each call runs in a process group of its own, killed with everything in it when `timeout`
 /// seconds pass (0: 30 s plus 10 times what the call's bytes take at 1 GB/s) or when the peer
 /// exits leaving a child that holds its output. Its output is validated: "Time", "Iterations
-/// per thread" and "Size (Byte)" must be finite numbers above 0, and the bandwidth they give at
+/// per thread" and "Size (Byte)" must be finite numbers above 0, "Size (Byte)" the size asked for
+/// (same_size; else the error names both sizes), and the bandwidth they give at
 /// most 10 times the machine's plausible bandwidth (the L1 ceiling
 /// of `threads` threads, see peers.cpp). Each failure throws std::runtime_error, one line
 /// naming the peer and the field.
 variant likwid(const std::string& kernel, std::size_t n, unsigned threads, unsigned arrays, std::size_t* actual_n,
                double timeout = 0);
+
+/// The size of likwid-bench's -W argument for `bytes`: likwid-bench 5.2 reads the number into a
+/// 32-bit int before its unit multiplies it (strUtil.c, bstr_to_doubleSize), so from 2 GiB it
+/// refused the size and from 4 GiB it wrapped (-W N:5120000000B:2 ran on 825,032,704 bytes).
+/// Up to INT_MAX bytes "<bytes>B"; beyond, "<k>kB" with k = bytes / 1000 rounded (likwid's kB is
+/// 1000 bytes), then "<m>MB". Throws std::runtime_error where even MB would not fit.
+inline std::string likwid_size(double bytes) {
+    constexpr double int_max = 2147483647.0;
+    if (bytes <= int_max) return std::to_string(static_cast<unsigned long long>(bytes)) + "B";
+    if (std::round(bytes / 1e3) <= int_max) return std::to_string(static_cast<unsigned long long>(std::round(bytes / 1e3))) + "kB";
+    if (std::round(bytes / 1e6) <= int_max) return std::to_string(static_cast<unsigned long long>(std::round(bytes / 1e6))) + "MB";
+    char line[128];
+    std::snprintf(line, sizeof line, "--peers: %.4g bytes is more than likwid-bench can be asked for (2^31 - 1 MB)", bytes);
+    throw std::runtime_error(line);
+}
+
+/// Whether likwid-bench's reported "Size (Byte)" is the size asked for: within 1%, or within
+/// the rounding of each thread's vectors to a multiple of 256 elements (more than any kernel's
+/// stride and unroll), whichever is larger.
+inline bool same_size(double reported, double requested, unsigned arrays, unsigned threads) {
+    const double rounding = 8.0 * arrays * 256.0 * std::max(1u, threads);
+    return std::abs(reported - requested) <= std::max(0.01 * requested, rounding);
+}
 
 }  // namespace bench::peers
