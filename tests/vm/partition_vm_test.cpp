@@ -283,10 +283,14 @@ TEST_F(PartitionPlacement, EveryPartitionSurvivesTheMachinesThpMode) {
                 EXPECT_GE(c.fraction(), 0.99) << "CSR values: " << vals.placement().to_string();
             }
         }
-        std::printf("[figure] THP %s, %zu MiB, %d runs: worst run static %.2f%%, chunked %.2f%%, CSR %.2f%% of written "
-                    "pages on their owner's node%s\n",
-                    thp().c_str(), mib, repeats, 100 * worst[0], 100 * worst[1], 100 * worst[2],
-                    mib <= 100 ? "" : " (chunked and CSR not run at this size)");
+        if (mib <= 100)
+            std::printf("[figure] THP %s, %zu MiB, %d runs: worst run static %.2f%%, chunked %.2f%%, CSR %.2f%% of "
+                        "written pages on their owner's node\n",
+                        thp().c_str(), mib, repeats, 100 * worst[0], 100 * worst[1], 100 * worst[2]);
+        else
+            std::printf("[figure] THP %s, %zu MiB, %d runs: worst run static %.2f%% of written pages on their owner's "
+                        "node (chunked and CSR not run at this size)\n",
+                        thp().c_str(), mib, repeats, 100 * worst[0]);
     }
     std::printf("[figure] THP %s: %zu huge pages given up over the static runs\n", thp().c_str(), given_up);
     // Under THP always, the parts that share huge pages give them up, and only then.
