@@ -307,7 +307,7 @@ static int balance(const char* truth, size_t bytes, int init_cpu, int run_cpu, d
             local_in_a_row = run_node >= 0 && run_node <= r.max_node && 100 * r.pages[run_node] >= 99 * total
                                  ? local_in_a_row + 1
                                  : 0;
-            next += 1.0;
+            next = now() + 1.0; /* a second apart, whatever the pause or a sweep took */
         }
     }
     fprintf(out, "],\"checksum\":%g}\n", check);
