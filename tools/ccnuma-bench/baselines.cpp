@@ -95,6 +95,11 @@ const char* isa() {
 #endif
 }
 
+#ifndef CCNUMA_BENCH_FLAGS
+#define CCNUMA_BENCH_FLAGS "unknown"
+#endif
+const char* flags() { return CCNUMA_BENCH_FLAGS; }
+
 void static_block(std::size_t n, unsigned t, unsigned threads, std::size_t& lo, std::size_t& hi) {
     const std::size_t q = n / threads, r = n % threads;
     lo = t * q + (t < r ? t : r);

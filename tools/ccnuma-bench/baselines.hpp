@@ -22,6 +22,10 @@ const char* to_string(stores s);
 /// "SSE2"): the build's -march, which the run's context records.
 const char* isa();
 
+/// The build type and flags the kernels of this executable were compiled with ("RelWithDebInfo:
+/// -O2 -g -DNDEBUG -fopenmp -march=native"), which the run's context records.
+const char* flags();
+
 /// The static schedule's block of thread t of `threads` over n elements: [lo, hi). The same
 /// partition as `schedule(static)` in libgomp and libomp, so that pages first-touched by a
 /// `parallel for` are read by the thread that placed them.

@@ -31,9 +31,6 @@ extern char** environ;
 #ifndef CCNUMA_GIT_HASH
 #define CCNUMA_GIT_HASH "unknown"
 #endif
-#ifndef CCNUMA_BENCH_FLAGS
-#define CCNUMA_BENCH_FLAGS "unknown"
-#endif
 
 namespace bench {
 
@@ -268,7 +265,7 @@ std::vector<std::pair<std::string, std::string>> context(const options& o) {
     }
     c.emplace_back("environment", omp.empty() ? "(no OMP_*, GOMP_*, KMP_* or CCNUMA_* variables)" : omp);
     c.emplace_back("compiler", compiler());
-    c.emplace_back("flags", CCNUMA_BENCH_FLAGS);
+    c.emplace_back("flags", expert::flags());
     c.emplace_back("isa", std::string(expert::isa()) + " (the widest vectors the kernels were compiled for)");
     const auto& load = start_load();
     c.emplace_back("load_avg", fixed(load[0], 2) + " " + fixed(load[1], 2) + " " + fixed(load[2], 2) + " (at the start)");
