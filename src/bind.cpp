@@ -19,6 +19,7 @@
 #include <deque>
 #include <exception>
 #include <mutex>
+#include <optional>
 #include <string>
 
 namespace ccnuma {
@@ -107,6 +108,19 @@ const binding_plan& current_plan() {
     return current_locked(r);
 }
 
+int pin_this_thread(unsigned pu) noexcept {
+    syscall_count.fetch_add(1, std::memory_order_relaxed);
+    return detail::set_this_thread_cpus(std::span<const unsigned>(&pu, 1));
+}
+
+std::optional<unsigned> pin_this_thread(const binding_plan& plan, std::span<const unsigned> path) {
+    const thread_slot* slot = plan.find(path);
+    if (slot == nullptr) return std::nullopt;
+    if (const int rc = pin_this_thread(slot->pu); rc != 0)
+        detail::throw_system_error(rc, "pin_this_thread: binding a thread to PU " + std::to_string(slot->pu));
+    return slot->pu;
+}
+
 unsigned bind_this_thread() {
     auto& r = registry();
     std::array<unsigned, binding_spec::max_levels + 1> path{};
@@ -139,8 +153,7 @@ unsigned bind_this_thread() {
                                                      detail::quote(topology::current().description()) +
                                                      " (CCNUMA_TOPOLOGY), not this machine; unset "
                                                      "CCNUMA_TOPOLOGY to bind threads");
-    syscall_count.fetch_add(1, std::memory_order_relaxed);
-    if (const int rc = detail::set_this_thread_cpus(std::span<const unsigned>(&slot->pu, 1)); rc != 0)
+    if (const int rc = pin_this_thread(slot->pu); rc != 0)
         detail::throw_system_error(rc, "bind_this_thread: binding thread (" + p + ") to PU " +
                                            std::to_string(slot->pu));
     cache.generation = plan_generation;
@@ -182,7 +195,7 @@ struct report_state {
 
     void region(std::size_t level) noexcept {
         // The plan's own size for this level, not a schedule's: checked once for the whole plan
-        // in binding_report.
+        // in report_binding.
         detail::open_team(static_cast<int>(plan.team_size(level)), [&] {
             if (level < plan.levels())
                 region(level + 1);
@@ -194,15 +207,15 @@ struct report_state {
 
 }  // namespace
 
-binding_check binding_report(const report_options& options) {
+binding_report report_binding(const report_options& options) {
     const binding_plan& plan = current_plan();
     if (plan.empty())
-        detail::throw_error(errc::invalid_argument, "binding_report: no binding plan is set (set CCNUMA_BIND or "
+        detail::throw_error(errc::invalid_argument, "report_binding: no binding plan is set (set CCNUMA_BIND or "
                                                     "call ccnuma::set_nesting_info)");
     // Every thread of the plan runs at once (nested teams), so the plan passes the check of a
     // team of that size: an oversubscribed 50000-thread plan made libgomp exit the process.
     (void)detail::team_size(schedule{0, static_cast<unsigned>(std::min<std::size_t>(plan.size(), UINT_MAX))},
-                            "binding_report of a plan of " + std::to_string(plan.size()) + " threads");
+                            "report_binding of a plan of " + std::to_string(plan.size()) + " threads");
     report_state state{plan, options, {}, std::vector<char>(plan.size(), 0), {}, {}};
     state.results.reserve(plan.size());
     for (const auto& t : plan.threads()) state.results.push_back({t.path, t.pu, -1, {}, false});
@@ -213,14 +226,14 @@ binding_check binding_report(const report_options& options) {
     omp_set_max_active_levels(saved_levels);
     if (state.error) std::rethrow_exception(state.error);
 
-    binding_check check;
+    binding_report check;
     check.threads = std::move(state.results);
     for (const auto& t : check.threads)
         if (!t.ok) ++check.mismatches;
     return check;
 }
 
-std::string binding_check::to_text() const {
+std::string binding_report::to_text() const {
     std::string out;
     const auto pad = [](std::string s, std::size_t w) {
         if (s.size() < w) s.append(w - s.size(), ' ');

@@ -9,11 +9,13 @@
 
 #include <algorithm>
 #include <array>
+#include <cstdlib>
 #include <map>
 #include <limits>
 #include <optional>
 #include <set>
 #include <tuple>
+#include <utility>
 
 namespace ccnuma {
 
@@ -62,14 +64,25 @@ public:
     // Places a team of `count` new threads. With a master, the team is the master plus these
     // threads and `sub` selects the smallest domain around the master with room.
     std::vector<std::size_t> place_team(strategy how, std::optional<std::size_t> master, unsigned count) {
-        const bool compact = how == strategy::compact || how == strategy::subcompact;
-        const bool sub = how == strategy::subcompact || how == strategy::subscatter;
+        // Where a strategy draws from and how it fills: a switch without a default, so that a
+        // strategy added to the enum does not compile (-Wswitch, an error in CI) until it is placed.
+        enum class fill { compact, scatter };
+        enum class within { machine, master_domain };
+        const auto [how_fill, where] = [how] {
+            switch (how) {
+            case strategy::compact: return std::pair{fill::compact, within::machine};
+            case strategy::scatter: return std::pair{fill::scatter, within::machine};
+            case strategy::subcompact: return std::pair{fill::compact, within::master_domain};
+            case strategy::subscatter: return std::pair{fill::scatter, within::master_domain};
+            }
+            std::abort();  // not an enumerator: a corrupted value, never a strategy
+        }();
         std::size_t object = 0;  // the root: the whole allowed machine
-        if (master && sub) object = smallest_with_room(*master, count + 1);
+        if (master && where == within::master_domain) object = smallest_with_room(*master, count + 1);
         const auto& candidates = dom_pus_[object];
         std::vector<std::size_t> placed;
         placed.reserve(count);
-        if (compact) {
+        if (how_fill == fill::compact) {
             compact_fill(candidates, master, count, placed);
         } else {
             std::fill(team_load_.begin(), team_load_.end(), 0);

@@ -6,6 +6,7 @@
 #include <new>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 
 namespace ccnuma {
 
@@ -37,6 +38,17 @@ error::error(errc code, const std::string& message)
 error::error(std::error_code code, const std::string& message)
     : std::system_error(code, message), message_(message) {}
 
+namespace detail {
+namespace {
+constexpr std::string_view prefix = "ccnuma: ";  // every ccnuma::error's, and only theirs
+}  // namespace
+}  // namespace detail
+
+const char* error::reason() const noexcept {
+    const std::string_view m = what();
+    return m.starts_with(detail::prefix) ? what() + detail::prefix.size() : what();
+}
+
 const char* library_version() noexcept { return version_string; }
 
 namespace detail {
@@ -50,8 +62,6 @@ std::string format(const operation_name& op, std::string_view problem, std::stri
     if (!valid.empty()) m.append(" (").append(valid).append(")");
     return m;
 }
-
-constexpr std::string_view prefix = "ccnuma: ";
 }  // namespace
 
 void throw_error(errc code, const std::string& message) { throw error(code, std::string(prefix) + message); }

@@ -5,12 +5,16 @@
 #include "placement_internal.hpp"
 
 #include <ccnuma/detail/throw_error.hpp>
+#include <ccnuma/list.hpp>
 #include <ccnuma/placement.hpp>
 #include <ccnuma/topology.hpp>
 
 #include <linux/mempolicy.h>
 
 #include <algorithm>
+#include <charconv>
+#include <limits>
+#include <string_view>
 #include <variant>
 
 namespace ccnuma {
@@ -51,8 +55,8 @@ void check_node(unsigned node, const std::string& what, std::span<const unsigned
 }
 
 namespace {
-std::string with_args(const std::string& name, const std::string& args) {
-    return args.empty() ? name : name + "(" + (args[0] == ',' ? args.substr(1) : args) + ")";
+std::string with_args(std::string_view name, const std::string& args) {
+    return args.empty() ? std::string(name) : std::string(name) + "(" + (args[0] == ',' ? args.substr(1) : args) + ")";
 }
 std::string schedule_args(const schedule& s) {
     std::string r;
@@ -85,35 +89,35 @@ struct meaning_visitor {
             const std::string sched = schedule_args(x.sched), sched_tail = sched.empty() ? sched : "," + sched;
             // Spills: a thread on a PU with one local node touches plainly, wherever that lands.
             auto m = meaning(policy_meaning::action::write_planned, MPOL_BIND, {}, true, x.sched, x.page,
-                             with_args("first_touch", "tiers=by_bandwidth" + sched_tail + page_args(x.page)));
+                             with_args(first_touch::name, "tiers=by_bandwidth" + sched_tail + page_args(x.page)));
             m.how = policy_meaning::plan::tiers;
             return m;
         }
         return meaning(policy_meaning::action::touch, 0, {}, false, x.sched, x.page,
-                with_args("first_touch", schedule_args(x.sched) + page_args(x.page)));
+                with_args(first_touch::name, schedule_args(x.sched) + page_args(x.page)));
     }
     policy_meaning operator()(const blocked& x) const {
         return meaning(policy_meaning::action::bind_units, MPOL_BIND, {}, false, x.sched, x.page,
-                with_args("blocked", schedule_args(x.sched) + page_args(x.page)));
+                with_args(blocked::name, schedule_args(x.sched) + page_args(x.page)));
     }
     policy_meaning operator()(const interleave& x) const {
         return meaning(policy_meaning::action::kernel_policy, MPOL_INTERLEAVE, x.node_set, false, {}, x.page,
-                with_args("interleave", (x.node_set.empty() ? std::string("all") : format_list(x.node_set)) +
+                with_args(interleave::name, (x.node_set.empty() ? std::string("all") : format_list(x.node_set)) +
                                             page_args(x.page)));
     }
     policy_meaning operator()(const on_node& x) const {
         return meaning(policy_meaning::action::kernel_policy, MPOL_BIND, {x.node}, false, {}, x.page,
-                with_args("on_node", std::to_string(x.node) + page_args(x.page)));
+                with_args(on_node::name, std::to_string(x.node) + page_args(x.page)));
     }
     policy_meaning operator()(const preferred& x) const {
         return meaning(policy_meaning::action::kernel_policy, MPOL_PREFERRED, {x.node}, true, {}, x.page,
-                with_args("preferred", std::to_string(x.node) + page_args(x.page)));
+                with_args(preferred::name, std::to_string(x.node) + page_args(x.page)));
     }
     policy_meaning operator()(const weighted_interleave& x) const {
         const std::string nodes = x.node_set.empty() ? std::string("all") : format_list(x.node_set);
         if (x.weight_set.empty() && !x.from_bandwidth)
             return meaning(policy_meaning::action::kernel_policy, mpol_weighted_interleave, x.node_set, false, {}, x.page,
-                    with_args("weighted_interleave", nodes + page_args(x.page)));
+                    with_args(weighted_interleave::name, nodes + page_args(x.page)));
         std::string args;
         if (x.from_bandwidth) {
             args = nodes + ",by_bandwidth";
@@ -131,7 +135,7 @@ struct meaning_visitor {
             }
         }
         auto m = meaning(policy_meaning::action::write_planned, MPOL_BIND, x.node_set, false, {}, x.page,
-                         with_args("weighted_interleave", args + page_args(x.page)));
+                         with_args(weighted_interleave::name, args + page_args(x.page)));
         m.how = policy_meaning::plan::weights;
         m.weights = x.weight_set;
         m.weights_by_bandwidth = x.from_bandwidth;
@@ -139,7 +143,7 @@ struct meaning_visitor {
     }
     policy_meaning operator()(const fastest& x) const {
         auto m = meaning(policy_meaning::action::write_planned, MPOL_PREFERRED, {}, true, x.sched, x.page,
-                         with_args("fastest", schedule_args(x.sched) + page_args(x.page)));
+                         with_args(fastest::name, schedule_args(x.sched) + page_args(x.page)));
         m.how = policy_meaning::plan::fastest;
         return m;
     }
@@ -192,6 +196,171 @@ std::vector<unsigned> policy_nodes(const policy_meaning& m, const std::string& w
 }  // namespace detail
 
 std::string to_string(const policy& p) { return detail::meaning_of(p).name; }
+
+namespace {
+constexpr std::string_view policy_forms =
+    "first_touch, blocked or fastest with (chunk=N, threads=N, partition(B0,...,Bn), huge; first_touch also "
+    "tiers=by_bandwidth), interleave(all|NODES[,huge]), on_node(N[,huge]), preferred(N[,huge]), "
+    "weighted_interleave(all|NODES[,by_bandwidth] or N:W,... or all:W,...[,huge]), as to_string writes them";
+
+[[noreturn]] void bad_policy(std::string_view text, const std::string& why) {
+    detail::throw_error(errc::invalid_argument, "parse_policy", detail::quote(text) + ": " + why, policy_forms);
+}
+
+// text's arguments between the outer parentheses, split at the commas outside inner ones
+// (partition(0,40,100) is one argument).
+std::vector<std::string_view> split_arguments(std::string_view text, std::string_view inside) {
+    std::vector<std::string_view> args;
+    int depth = 0;
+    std::size_t start = 0;
+    for (std::size_t i = 0; i <= inside.size(); ++i) {
+        const char c = i < inside.size() ? inside[i] : ',';
+        if (c == '(') ++depth;
+        if (c == ')' && --depth < 0) bad_policy(text, "a ')' that closes nothing");
+        if (c == ',' && depth == 0) {
+            if (i == start) bad_policy(text, "an empty argument");
+            args.push_back(inside.substr(start, i - start));
+            start = i + 1;
+        }
+    }
+    if (depth != 0) bad_policy(text, "a '(' that is not closed");
+    return args;
+}
+
+std::uint64_t number(std::string_view text, std::string_view digits, std::string_view what, std::uint64_t max) {
+    std::uint64_t v = 0;
+    const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), v);
+    if (digits.empty() || ec != std::errc{} || end != digits.data() + digits.size() || v > max)
+        bad_policy(text, std::string(what) + " " + detail::quote(digits) + " is not a number from 0 to " +
+                             std::to_string(max));
+    return v;
+}
+
+constexpr std::uint64_t max_node = (1u << 20) - 1;  // parse_list's bound: far above any machine
+
+// The nodes of "all" or a list: empty for all, as the policies hold it.
+std::vector<unsigned> node_list(std::string_view text, const std::vector<std::string_view>& args) {
+    if (args.size() == 1 && args[0] == "all") return {};
+    std::string joined;
+    for (const auto a : args) joined += std::string(joined.empty() ? "" : ",") + std::string(a);
+    if (joined.empty()) bad_policy(text, "no nodes (\"all\" for every allowed node)");
+    try {
+        return parse_list(joined, "node list");
+    } catch (const error& e) {
+        bad_policy(text, e.reason());
+    }
+}
+
+// The arguments of first_touch, blocked and fastest, into their schedule and page kind.
+template <class P>
+P scheduled(std::string_view text, const std::vector<std::string_view>& args) {
+    P p;
+    for (const auto a : args) {
+        if (a == "huge") {
+            p.pages(page_kind::huge);
+        } else if (a.starts_with("chunk=")) {
+            p.chunk(number(text, a.substr(6), "chunk", std::numeric_limits<std::size_t>::max()));
+        } else if (a.starts_with("threads=")) {
+            p.threads(static_cast<unsigned>(number(text, a.substr(8), "threads", max_node)));
+        } else if (a.starts_with("partition(") && a.ends_with(")")) {
+            std::vector<std::size_t> bounds;
+            for (const auto b : split_arguments(text, a.substr(10, a.size() - 11))) {
+                if (b == "...") bad_policy(text, "a partition that to_string shortened (\"...\"): give every boundary");
+                bounds.push_back(number(text, b, "partition boundary", std::numeric_limits<std::size_t>::max()));
+            }
+            try {
+                p.partition(ccnuma::partition(std::move(bounds)));
+            } catch (const error& e) {
+                bad_policy(text, e.reason());
+            }
+        } else if constexpr (std::is_same_v<P, first_touch>) {
+            if (a == "tiers=by_bandwidth") p.tiers(by_bandwidth);
+            else bad_policy(text, "unknown argument " + detail::quote(a));
+        } else {
+            bad_policy(text, "unknown argument " + detail::quote(a));
+        }
+    }
+    return p;
+}
+
+// Removes a trailing "huge" and says whether there was one.
+bool take_huge(std::vector<std::string_view>& args) {
+    if (args.empty() || args.back() != "huge") return false;
+    args.pop_back();
+    return true;
+}
+
+template <class P>
+P one_node(std::string_view text, std::vector<std::string_view> args) {
+    const bool huge = take_huge(args);
+    if (args.size() != 1) bad_policy(text, std::string(P::name) + " takes one node");
+    return P(static_cast<unsigned>(number(text, args[0], "node", max_node)), huge ? page_kind::huge : page_kind::base);
+}
+
+weighted_interleave weighted(std::string_view text, std::vector<std::string_view> args) {
+    weighted_interleave p;
+    if (take_huge(args)) p.pages(page_kind::huge);
+    if (args.empty()) bad_policy(text, "weighted_interleave needs nodes (\"all\" for every allowed node)");
+    if (args.back() == "by_bandwidth") {
+        args.pop_back();
+        return p.nodes(node_list(text, args)).weights(by_bandwidth);
+    }
+    if (args[0].starts_with("all:")) {  // all:2,1,1: the weights of every allowed node, in order
+        args[0].remove_prefix(4);
+        std::vector<unsigned> weights;
+        for (const auto w : args) weights.push_back(static_cast<unsigned>(number(text, w, "weight", max_node)));
+        return p.weights(std::move(weights));
+    }
+    if (args[0].find(':') == std::string_view::npos) return p.nodes(node_list(text, args));  // the kernel's weights
+    std::vector<unsigned> nodes, weights;
+    for (const auto a : args) {
+        const auto colon = a.find(':');
+        if (colon == std::string_view::npos) bad_policy(text, "node " + detail::quote(a) + " has no weight (N:W)");
+        nodes.push_back(static_cast<unsigned>(number(text, a.substr(0, colon), "node", max_node)));
+        weights.push_back(static_cast<unsigned>(number(text, a.substr(colon + 1), "weight", max_node)));
+    }
+    return p.nodes(std::move(nodes)).weights(std::move(weights));
+}
+
+// One entry per alternative of policy, by its name: a policy without an entry here is one that
+// parse_policy cannot read, which the round-trip test over every alternative catches.
+template <class P>
+policy parsed(std::string_view text, std::vector<std::string_view> args) {
+    if constexpr (std::is_same_v<P, first_touch> || std::is_same_v<P, blocked> || std::is_same_v<P, fastest>) {
+        return scheduled<P>(text, args);
+    } else if constexpr (std::is_same_v<P, interleave>) {
+        interleave p;
+        if (take_huge(args)) p.pages(page_kind::huge);
+        return args.empty() ? p : p.nodes(node_list(text, args));
+    } else if constexpr (std::is_same_v<P, on_node> || std::is_same_v<P, preferred>) {
+        return one_node<P>(text, std::move(args));
+    } else {
+        static_assert(std::is_same_v<P, weighted_interleave>, "parse_policy: a policy without a parser");
+        return weighted(text, std::move(args));
+    }
+}
+
+template <class... P>
+policy parse_alternative(std::string_view text, std::string_view name, std::vector<std::string_view> args,
+                         std::variant<P...>*) {
+    policy result;
+    const bool found = ((name == P::name ? (result = parsed<P>(text, args), true) : false) || ...);
+    if (!found) bad_policy(text, "unknown policy " + detail::quote(name) + " (the policies: " CCNUMA_POLICY_NAMES ")");
+    return result;
+}
+}  // namespace
+
+policy parse_policy(std::string_view text) {
+    const auto open = text.find('(');
+    const std::string_view name = text.substr(0, open);
+    std::vector<std::string_view> args;
+    if (open != std::string_view::npos) {
+        if (!text.ends_with(")") || text.size() < open + 2) bad_policy(text, "the arguments do not end with ')'");
+        args = split_arguments(text, text.substr(open + 1, text.size() - open - 2));
+        if (args.empty()) bad_policy(text, "empty parentheses");
+    }
+    return parse_alternative(text, name, std::move(args), static_cast<policy*>(nullptr));
+}
 
 page_kind page_kind_of(const policy& p) noexcept {
     return std::visit([](const auto& x) { return x.page; }, p);

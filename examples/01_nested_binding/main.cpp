@@ -36,7 +36,7 @@ int main(int argc, char** argv) {
             }
         }
 
-        const auto check = ccnuma::binding_report({.bind_first = true});
+        const auto check = ccnuma::report_binding({.bind_first = true});
         std::fputs(check.to_text().c_str(), stdout);
         return check.ok() ? 0 : 1;
     } catch (const std::exception& e) {

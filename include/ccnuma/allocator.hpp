@@ -36,8 +36,8 @@ namespace detail {
 template <class Policy>
 struct allocator_policy_check {
     static_assert(placement_policy<Policy>,
-                  "ccnuma::allocator<T, Policy>: Policy must be a placement policy: first_touch, blocked, interleave, "
-                  "on_node, preferred or ccnuma::policy");
+                  "ccnuma::allocator<T, Policy>: Policy must be a placement policy: " CCNUMA_POLICY_NAMES
+                  " or ccnuma::policy");
 };
 }  // namespace detail
 

@@ -27,7 +27,7 @@
 /// Implemented in one unit per stage: src/binding_spec.cpp (the spec: parse, the strategies'
 /// names), src/binding_plan.cpp (spec to plan: make_plan, to_omp_environment) and src/bind.cpp
 /// (the plan in this process: set_nesting_info, current_plan, bind_this_thread,
-/// binding_report). A new strategy is an enumerator below, its row in binding_spec.cpp's table
+/// report_binding). A new strategy is an enumerator below, its row in binding_spec.cpp's table
 /// and its placement rule in binding_plan.cpp's place_team.
 
 #include <ccnuma/topology.hpp>
@@ -35,6 +35,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -196,7 +197,19 @@ const binding_plan& current_plan();
 /// thread's path lies outside the plan, or the topology is not this machine.
 unsigned bind_this_thread();
 
-/// One thread as found by binding_report().
+/// Pins the calling thread to the PU that `plan` gives the thread at `path` (its ancestors'
+/// thread numbers from level 1 down, as omp_get_ancestor_thread_num() gives them), whatever plan
+/// is current. Returns that PU; std::nullopt for a path outside the plan, leaving the thread
+/// where it is, as a runtime leaves threads beyond OMP_PLACES. Throws ccnuma::error
+/// (errc::system) when the kernel refuses the PU.
+std::optional<unsigned> pin_this_thread(const binding_plan& plan, std::span<const unsigned> path);
+
+/// Pins the calling thread to one PU (OS index): the call behind every binding ccnuma makes
+/// (bind_this_thread, the OMPT tool, ccnuma-bench's teams). Returns 0 or the errno of the
+/// refusal (EINVAL for a PU outside the allowed set); never throws, so an OMPT callback can use it.
+int pin_this_thread(unsigned pu) noexcept;
+
+/// One thread as found by report_binding().
 struct thread_binding {
     std::vector<unsigned> path;
     unsigned planned_pu;
@@ -205,7 +218,7 @@ struct thread_binding {
     bool ok;                        ///< mask is exactly {planned_pu} and cpu == planned_pu
 };
 
-struct binding_check {
+struct binding_report {
     std::vector<thread_binding> threads;
     std::size_t mismatches = 0;
     bool ok() const noexcept { return mismatches == 0 && !threads.empty(); }
@@ -221,6 +234,6 @@ struct report_options {
 
 /// Opens nested parallel regions shaped like current_plan() and compares, inside every thread,
 /// the CPU it runs on and its affinity mask with the plan.
-binding_check binding_report(const report_options& options = {});
+binding_report report_binding(const report_options& options = {});
 
 }  // namespace ccnuma

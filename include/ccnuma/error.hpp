@@ -60,6 +60,9 @@ public:
     error(errc code, const std::string& message);
     error(std::error_code code, const std::string& message);
     const char* what() const noexcept override { return message_.what(); }
+    /// what() without the library's "ccnuma: " prefix, for a tool that prints its own name first
+    /// or a message that quotes this one.
+    const char* reason() const noexcept;
 
 private:
     std::runtime_error message_;  // refcounted, so copying an error never throws

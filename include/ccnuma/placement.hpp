@@ -25,9 +25,9 @@
 #include <cstddef>
 #include <functional>
 #include <string>
-#include <utility>
 #include <string_view>
 #include <type_traits>
+#include <utility>
 #include <variant>
 #include <vector>
 
@@ -63,6 +63,7 @@ inline constexpr by_bandwidth_t by_bandwidth{};
 ///
 ///     auto v = ccnuma::vector<double>(n, ccnuma::first_touch{}.tiers(ccnuma::by_bandwidth));
 struct first_touch {
+    static constexpr std::string_view name = "first_touch";  ///< as to_string and parse_policy write it
     ccnuma::schedule sched{};
     ccnuma::page_kind page = page_kind::base;
     bool split_by_bandwidth = false;
@@ -80,6 +81,7 @@ struct first_touch {
 /// std::vector's value-init. The node of a thread is the node of the CPU it runs on while the
 /// allocation is made.
 struct blocked {
+    static constexpr std::string_view name = "blocked";  ///< as to_string and parse_policy write it
     ccnuma::schedule sched{};
     ccnuma::page_kind page = page_kind::base;
     blocked& chunk(std::size_t elements) { sched.chunk = elements; return *this; }
@@ -93,6 +95,7 @@ struct blocked {
 /// Pages spread round-robin over a set of nodes (mbind MPOL_INTERLEAVE), like
 /// numactl --interleave. An empty set means every allowed node.
 struct interleave {
+    static constexpr std::string_view name = "interleave";  ///< as to_string and parse_policy write it
     std::vector<unsigned> node_set;
     ccnuma::page_kind page = page_kind::base;
     interleave& nodes(std::vector<unsigned> n) { node_set = std::move(n); return *this; }
@@ -102,6 +105,7 @@ struct interleave {
 
 /// Every page on one node (mbind MPOL_BIND), like numactl --membind with one node.
 struct on_node {
+    static constexpr std::string_view name = "on_node";  ///< as to_string and parse_policy write it
     unsigned node = 0;
     ccnuma::page_kind page = page_kind::base;
     on_node() = default;
@@ -113,6 +117,7 @@ struct on_node {
 /// Pages on one node while it has free memory, elsewhere after (MPOL_PREFERRED), like
 /// numactl --preferred.
 struct preferred {
+    static constexpr std::string_view name = "preferred";  ///< as to_string and parse_policy write it
     unsigned node = 0;
     ccnuma::page_kind page = page_kind::base;
     preferred() = default;
@@ -136,6 +141,7 @@ struct preferred {
 /// they are reduced to small integers). No weights: the kernel's own MPOL_WEIGHTED_INTERLEAVE
 /// (Linux 6.9) with its global weights, pages placed as they are first written.
 struct weighted_interleave {
+    static constexpr std::string_view name = "weighted_interleave";  ///< as to_string and parse_policy write it
     std::vector<unsigned> node_set;    ///< empty: every allowed node
     std::vector<unsigned> weight_set;  ///< one per node; empty (and !from_bandwidth): the kernel's
     bool from_bandwidth = false;
@@ -161,6 +167,7 @@ struct weighted_interleave {
 /// (less a margin, docs/placement.md); each run is written by its owner under MPOL_PREFERRED, so
 /// a wrong estimate falls back instead of failing. placement().spilled says how much spilled.
 struct fastest {
+    static constexpr std::string_view name = "fastest";  ///< as to_string and parse_policy write it
     ccnuma::schedule sched{};
     ccnuma::page_kind page = page_kind::base;
     fastest& chunk(std::size_t elements) { sched.chunk = elements; return *this; }
@@ -174,6 +181,25 @@ struct fastest {
 /// Any of the policies, for interfaces that take one at run time.
 using policy = std::variant<first_touch, blocked, interleave, on_node, preferred, weighted_interleave, fastest>;
 
+/// The policies' names, for messages that must be string literals (a static_assert's): checked
+/// below against the variant, so a policy added to it does not compile until it is named here.
+#define CCNUMA_POLICY_NAMES "first_touch, blocked, interleave, on_node, preferred, weighted_interleave, fastest"
+
+namespace detail {
+template <class... P>
+consteval bool names_every_policy(std::string_view list, std::variant<P...>*) {
+    std::string_view rest = list;
+    bool ok = true;
+    ((ok = ok && rest.substr(0, P::name.size()) == P::name &&
+           (rest.size() == P::name.size() || rest.substr(P::name.size(), 2) == ", "),
+      rest.remove_prefix(rest.size() < P::name.size() + 2 ? rest.size() : P::name.size() + 2)),
+     ...);
+    return ok && rest.empty();
+}
+}  // namespace detail
+static_assert(detail::names_every_policy(CCNUMA_POLICY_NAMES, static_cast<policy*>(nullptr)),
+              "CCNUMA_POLICY_NAMES must list policy's alternatives, in order");
+
 /// The types that place memory: each policy above, a type derived from one (to fix its
 /// settings), or the variant of them. Templates that take a policy (allocator) check it with
 /// this concept, so that a wrong type is one line naming the valid ones instead of an error
@@ -186,6 +212,18 @@ concept placement_policy = std::is_convertible_v<const P&, policy>;
 /// "weighted_interleave(0,2)" (the kernel's weights), "first_touch(tiers=by_bandwidth)",
 /// "fastest", with ",huge" for huge pages.
 std::string to_string(const policy& p);
+
+/// The policy that `text` names, in to_string's words: parse_policy(to_string(p)) == p for every
+/// policy whose partition to_string writes whole (up to 17 boundaries). Names and arguments:
+///
+///     first_touch, blocked, fastest   (chunk=N, threads=N, partition(B0,...,Bn), huge;
+///                                      first_touch also tiers=by_bandwidth)
+///     interleave(all | NODES [,huge])        on_node(N [,huge])        preferred(N [,huge])
+///     weighted_interleave(all | NODES [,by_bandwidth] | N:W,... | all:W,... [,huge])
+///
+/// NODES is a list such as 0-3,8. Throws ccnuma::error (errc::invalid_argument) naming the text,
+/// what is wrong and these forms. Nodes are checked where the policy is used, not here.
+policy parse_policy(std::string_view text);
 
 /// The page size a policy asks for.
 ccnuma::page_kind page_kind_of(const policy& p) noexcept;

@@ -1,7 +1,7 @@
 // Runs under ccnuma-run: opens nested parallel regions shaped by OMP_NUM_THREADS and prints,
 // from inside every innermost thread, its path, the CPU it runs on and its affinity mask.
 // Also the OMPT tool's probe: it binds nothing itself.
-// Deliberately independent of ccnuma::binding_report(), so the tools test does not check the
+// Deliberately independent of ccnuma::report_binding(), so the tools test does not check the
 // library with itself.
 
 #include <omp.h>

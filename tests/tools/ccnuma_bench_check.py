@@ -467,7 +467,7 @@ def bad_options_test(binary):
     cases = [[], ["nosuch"], ["triad", "--n", "0"], ["triad", "--n", "abc"], ["triad", "--n", "1e8:1e3:4/decade"],
              ["triad", "--n", "1e3:1e5:4/year"], ["triad", "--n"], ["triad", "--threads", "0"], ["triad", "--threads", "x"],
              ["triad", "--reps", "-1"], ["triad", "--min-time", "0"], ["triad", "--pages", "giant"],
-             ["triad", "--policy", "scatter"], ["triad", "--policy", "on_node"], ["triad", "--bogus"],
+             ["triad", "--policy", "scatter"], ["triad", "--policy", "on_node"], ["triad", "--policy", "interleave:0"], ["triad", "--bogus"],
              ["triad", "--bind", "2,scater"], ["triad", "--bind", "2,scatter", "--threads", "2"], ["zero-page", "--peers"],
              ["placement", "--stores", "sideways"], ["triad", "--stores", "regular"],
              ["dmvm", "--variant", "middle"], ["nested-stream", "--teams", "2y2"], ["triad", "extra"],
@@ -481,6 +481,12 @@ def bad_options_test(binary):
         check(rc != 0, "%s: exit %d" % (args, rc))
         check(rc < 128, "%s: no crash (exit %d)" % (args, rc))
         check(len(lines) == 1 and lines[0].startswith("ccnuma-bench: "), "%s: one line on stderr, got %r" % (args, err))
+    # Issue 36: --policy reads what ccnuma::to_string writes, and the run's context writes it
+    # back the same: a policy pasted from one tool's output runs in another.
+    with tempfile.TemporaryDirectory() as tmp:
+        for policy in ("first_touch(chunk=4096)", "interleave(all)", "preferred(0)", "fastest(threads=1)"):
+            doc, rows, header, out = run_kernel(binary, "triad", ["--policy", policy, "--n", "100000", "--threads", "1", "--quiet"], tmp)
+            check(doc["context"]["policy"] == policy, "--policy %s runs as %r" % (policy, doc["context"]["policy"]))
     rc, out, err = run([binary, "--help"])
     check(rc == 0 and "usage: ccnuma-bench" in out and "placement" in out, "--help")
     rc, out, err = run([binary, "--version"])

@@ -99,7 +99,7 @@ def item1(binary):
     with tempfile.TemporaryDirectory() as tmp:
         refused(binary, ["triad", "--n", "1000,1e10", "--reps", "1", "--min-time", "0.001", "-q"], tmp,
                 "Issue23_1 size refused mid-sweep", "N = 10000000000")
-        refused(binary, ["triad", "--policy", "on_node:4000"] + TINY, tmp, "Issue23_1 bad policy", "4000")
+        refused(binary, ["triad", "--policy", "on_node(4000)"] + TINY, tmp, "Issue23_1 bad policy", "node 4000")
         refused(binary, ["triad", "--peers"] + TINY, tmp, "Issue23_1 missing likwid", "likwid-bench",
                 env=dict(os.environ, PATH="/nonexistent"))
         # A wrong result (here: a peer's) fails the run after ccnuma's variants were measured.

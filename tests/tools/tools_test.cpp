@@ -563,9 +563,9 @@ TEST(Issue17, RunRefusesAPlanBeyondTheThreadsThisProcessCanStart) {
         expect_error_status(r, 1, "ccnuma-run: plan 50000,compact of 50000 threads: a team of 50000 threads is more "
                                   "than this process can start (valid: threads(1) to threads(");
     }
-    // The library's own check, where binding_report() starts the plan's threads.
+    // The library's own check, where report_binding() starts the plan's threads.
     const auto inside = run("CCNUMA_BIND=50000,compact CCNUMA_OVERSUBSCRIBE=1 " + run_tool + " --internal-self-check");
-    expect_error_status(inside, 1, "ccnuma-run: binding_report of a plan of 50000 threads: a team of 50000 threads");
+    expect_error_status(inside, 1, "ccnuma-run: report_binding of a plan of 50000 threads: a team of 50000 threads");
     // Planning for another machine starts nothing, so any plan prints.
     const auto planned = run("CCNUMA_TOPOLOGY='pack:2 core:2 pu:1' " + run_tool +
                              " --bind 50000,compact --oversubscribe --print-plan --json");

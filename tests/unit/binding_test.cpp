@@ -9,14 +9,17 @@
 
 #include <gtest/gtest.h>
 #include <omp.h>
+#include <sched.h>
 
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace {
@@ -337,7 +340,7 @@ TEST(InProcess, BindThisThreadPutsEveryThreadOnItsPlannedPuAndCaches) {
     ASSERT_GE(topo.pus().size(), 2u) << "this test needs two allowed PUs";
     for (const char* spec : {"2,scatter", "2,compact"}) {
         ccnuma::set_nesting_info(spec);
-        const auto check = ccnuma::binding_report({.bind_first = true});
+        const auto check = ccnuma::report_binding({.bind_first = true});
         EXPECT_TRUE(check.ok()) << spec << "\n" << check.to_text();
         ASSERT_EQ(check.threads.size(), 2u);
 
@@ -352,7 +355,7 @@ TEST(InProcess, BindThisThreadPutsEveryThreadOnItsPlannedPuAndCaches) {
         EXPECT_EQ(first, second);
         EXPECT_EQ(first[0], ccnuma::current_plan().at(std::vector<unsigned>{0}).pu);
         EXPECT_EQ(first[1], ccnuma::current_plan().at(std::vector<unsigned>{1}).pu);
-        // binding_report already bound both threads for this plan; a pool thread that got a
+        // report_binding already bound both threads for this plan; a pool thread that got a
         // different path binds once, a repeated call never.
         EXPECT_LE(ccnuma::detail::bind_syscalls() - before, 2u);
         const auto after_first_region = ccnuma::detail::bind_syscalls();
@@ -851,3 +854,47 @@ TEST(Binding, Issue32_PlansInnerSmtRoundStaysOnItsOwnCores) {
 }
 
 }  // namespace
+
+// Issue 36: one pinning call. pin_this_thread(plan, path) pins to the PU the plan gives the
+// path, whatever plan is current; a path outside the plan and a PU the kernel refuses leave
+// the thread's mask as it was. The mask is read back from the kernel (sched_getaffinity).
+namespace {
+std::vector<unsigned> kernel_mask() {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    if (sched_getaffinity(0, sizeof set, &set) != 0) return {};
+    std::vector<unsigned> cpus;
+    for (unsigned c = 0; c < CPU_SETSIZE; ++c)
+        if (CPU_ISSET(c, &set)) cpus.push_back(c);
+    return cpus;
+}
+}  // namespace
+
+TEST(Issue36, PinThisThreadTakesThePlansPuAndLeavesOtherThreadsAlone) {
+    const auto allowed = kernel_mask();
+    ASSERT_GE(allowed.size(), 2u) << "this test needs two allowed PUs";
+    const auto plan = ccnuma::make_plan(ccnuma::topology::current(), ccnuma::binding_spec::parse("2,scatter"));
+    for (unsigned t = 0; t < 2; ++t) {
+        std::vector<unsigned> after_pin, after_outside, after_refused;
+        std::optional<unsigned> pinned, outside;
+        int refused = 0;
+        std::thread([&] {
+            const unsigned path[] = {t};
+            pinned = ccnuma::pin_this_thread(plan, path);
+            after_pin = kernel_mask();
+            const unsigned beyond[] = {7};
+            outside = ccnuma::pin_this_thread(plan, beyond);
+            after_outside = kernel_mask();
+            refused = ccnuma::pin_this_thread(100000u);  // no machine has it (Linux: at most 8192 CPUs)
+            after_refused = kernel_mask();
+        }).join();
+        ASSERT_TRUE(pinned.has_value());
+        EXPECT_EQ(*pinned, plan.at(std::vector<unsigned>{t}).pu);
+        EXPECT_EQ(after_pin, std::vector<unsigned>{*pinned});
+        EXPECT_FALSE(outside.has_value());
+        EXPECT_EQ(after_outside, after_pin);
+        EXPECT_NE(refused, 0);
+        EXPECT_EQ(after_refused, after_pin);
+    }
+    EXPECT_EQ(kernel_mask(), allowed) << "the test's own thread kept its mask";
+}

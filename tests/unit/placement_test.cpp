@@ -24,7 +24,9 @@
 #include <exception>
 #include <limits>
 #include <new>
+#include <utility>
 #include <string>
+#include <variant>
 #include <vector>
 
 namespace {
@@ -64,6 +66,88 @@ TEST(Issue26, TierPoliciesNameThemselves) {
     // The last setter of the weights decides.
     EXPECT_EQ(ccnuma::weighted_interleave{}.weights(ccnuma::by_bandwidth).weights({1}), ccnuma::weighted_interleave{}.weights({1}));
     EXPECT_NE(ccnuma::first_touch{}.tiers(ccnuma::by_bandwidth), ccnuma::first_touch{});
+}
+
+// Issue 36: parse_policy reads what to_string writes, for every alternative of the variant and
+// every setting to_string prints, so a policy pasted from one tool's output reads in another.
+TEST(Issue36, ParsePolicyReadsBackEveryPolicyToStringWrites) {
+    using ccnuma::by_bandwidth;
+    constexpr auto huge = ccnuma::page_kind::huge;
+    const std::vector<ccnuma::policy> policies = {
+        ccnuma::first_touch{},
+        ccnuma::first_touch{}.chunk(4).threads(2),
+        ccnuma::first_touch{}.partition(ccnuma::partition({0, 40, 100})).pages(huge),
+        ccnuma::first_touch{}.tiers(by_bandwidth).chunk(4).pages(huge),
+        ccnuma::blocked{},
+        ccnuma::blocked{}.threads(8).pages(huge),
+        ccnuma::blocked{}.partition(ccnuma::partition::equal(1000, 3)),
+        ccnuma::interleave{},
+        ccnuma::interleave{}.nodes({0, 2, 3}),
+        ccnuma::interleave{}.pages(huge),
+        ccnuma::on_node(1),
+        ccnuma::on_node(3, huge),
+        ccnuma::preferred(0),
+        ccnuma::preferred(2, huge),
+        ccnuma::weighted_interleave{},
+        ccnuma::weighted_interleave{}.nodes({0, 2}),
+        ccnuma::weighted_interleave{}.nodes({0, 2}).weights({2, 1}),
+        ccnuma::weighted_interleave{}.nodes({0, 2}).weights(by_bandwidth),
+        ccnuma::weighted_interleave{}.weights({1, 2, 3}),
+        ccnuma::weighted_interleave{}.weights(by_bandwidth).pages(huge),
+        ccnuma::weighted_interleave{}.nodes({0}).weights({3}).pages(huge),
+        ccnuma::fastest{},
+        ccnuma::fastest{}.threads(2).chunk(64).pages(huge),
+    };
+    std::vector<bool> seen(std::variant_size_v<ccnuma::policy>);
+    for (const auto& p : policies) {
+        const std::string text = ccnuma::to_string(p);
+        SCOPED_TRACE(text);
+        const ccnuma::policy back = ccnuma::parse_policy(text);
+        EXPECT_EQ(back, p);
+        EXPECT_EQ(ccnuma::to_string(back), text);
+        seen[p.index()] = true;
+    }
+    for (std::size_t i = 0; i < seen.size(); ++i) EXPECT_TRUE(seen[i]) << "no round trip of alternative " << i;
+}
+
+TEST(Issue36, ParsePolicyNamesWhatIsWrongAndTheForms) {
+    const std::vector<std::pair<std::string, std::string>> cases = {
+        {"", "unknown policy"},
+        {"scatter", "unknown policy \"scatter\""},
+        {"on_node:4", "unknown policy \"on_node:4\""},
+        {"on_node", "on_node takes one node"},
+        {"on_node(1,2)", "on_node takes one node"},
+        {"on_node(x)", "node \"x\" is not a number"},
+        {"on_node(-1)", "node \"-1\" is not a number"},
+        {"preferred(99999999999999999999)", "is not a number from 0 to 1048575"},
+        {"interleave(0-", "do not end with ')'"},
+        {"interleave()", "empty parentheses"},
+        {"interleave(0,,2)", "an empty argument"},
+        {"interleave(3-1)", "node list"},
+        {"first_touch(chunk=)", "chunk \"\" is not a number"},
+        {"first_touch(chunk=4", "do not end with ')'"},
+        {"first_touch(tiers=fast)", "unknown argument \"tiers=fast\""},
+        {"blocked(tiers=by_bandwidth)", "unknown argument \"tiers=by_bandwidth\""},
+        {"first_touch(partition(0,50,20))", "partition"},
+        {"first_touch(partition(0,1,2,3,4,5,6,7,8,...,20,21,22,23,24,25,26,27,28))", "shortened"},
+        {"first_touch(partition(0,(1)))", "partition boundary"},
+        {"fastest())", "closes nothing"},
+        {"weighted_interleave(0:2,1)", "node \"1\" has no weight"},
+        {"weighted_interleave(huge)", "needs nodes"},
+    };
+    for (const auto& [text, says] : cases) {
+        SCOPED_TRACE(text);
+        try {
+            (void)ccnuma::parse_policy(text);
+            ADD_FAILURE() << "parsed";
+        } catch (const ccnuma::error& e) {
+            const std::string m = e.what();
+            EXPECT_EQ(e.code(), ccnuma::errc::invalid_argument);
+            EXPECT_EQ(m.rfind("ccnuma: parse_policy: ", 0), 0u) << m;
+            EXPECT_NE(m.find(says), std::string::npos) << m;
+            EXPECT_NE(m.find("as to_string writes them"), std::string::npos) << m;
+        }
+    }
 }
 
 TEST(Allocate, EveryPolicyAndSizeGivesUsableAlignedMemory) {

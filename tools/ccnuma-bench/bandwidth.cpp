@@ -3,6 +3,7 @@
 
 #include "baselines.hpp"
 #include "kernels.hpp"
+#include "paired.hpp"
 #include "peers.hpp"
 #include "stats.hpp"
 
@@ -110,8 +111,7 @@ void rate(std::vector<result>& rs, const std::vector<row_role>& roles, report& o
         if (!roles[k].baseline || roles[k].peer) continue;
         const auto peer = best_where([&](std::size_t b) { return roles[b].peer && roles[b].streaming == roles[k].streaming; });
         if (!peer) continue;
-        const auto iv = stats_paired::paired_ratio(rs[k].values, rs[*peer].values);
-        rs[k].counters["vs_best_peer"] = iv.estimate;
+        const auto iv = pair_with(rs[k], rs[*peer], "vs_best_peer");
         out.note(where + ": " + rs[k].variant + " over " + rs[*peer].variant + ", the best likwid-bench kernel of its stores: " +
                  stats_paired::to_string(iv) + ", " + stats_paired::to_string(stats_paired::judge(iv)));
     }
@@ -128,12 +128,7 @@ void rate(std::vector<result>& rs, const std::vector<row_role>& roles, report& o
         for (const auto& [label, base] :
              {std::pair{"vs_same_stores", same}, std::pair{"vs_best", all}, std::pair{"vs_expert", expert}}) {
             if (!base) continue;
-            const auto iv = stats_paired::paired_ratio(rs[k].values, rs[*base].values);
-            rs[k].counters[label] = iv.estimate;
-            if (std::isfinite(iv.hi) && iv.lo > 0) {
-                rs[k].counters[std::string(label) + "_lo"] = iv.lo;
-                rs[k].counters[std::string(label) + "_hi"] = iv.hi;
-            }
+            const auto iv = pair_with(rs[k], rs[*base], label);
             const std::string what = std::string(label) == "vs_best"     ? "over the best of all, "
                                      : std::string(label) == "vs_expert" ? "over the best expert loop of its stores, "
                                                                          : "over the best of its stores, ";

@@ -1,6 +1,7 @@
 #include "kernels.hpp"
 
 #include <ccnuma/binding.hpp>
+#include <ccnuma/error.hpp>
 #include <ccnuma/detail/os.hpp>
 
 #include <omp.h>
@@ -66,9 +67,11 @@ const std::vector<unsigned> start_mask = ccnuma::detail::this_thread_cpus();
 void pin(const ccnuma::binding_plan& plan) {
     std::vector<unsigned> path;
     for (int l = 1; l <= omp_get_level(); ++l) path.push_back(static_cast<unsigned>(omp_get_ancestor_thread_num(l)));
-    const auto* slot = plan.find(path);
-    if (!slot) return;  // a thread beyond the plan floats, as it would with the runtime's binding
-    (void)ccnuma::detail::set_this_thread_cpus(std::span<const unsigned>(&slot->pu, 1));
+    try {
+        (void)ccnuma::pin_this_thread(plan, path);  // beyond the plan: floats, as with the runtime's binding
+    } catch (const ccnuma::error&) {
+        // refused: floats too
+    }
 }
 
 void release() { (void)ccnuma::detail::set_this_thread_cpus(start_mask); }

@@ -14,20 +14,8 @@
 
 namespace bench {
 
-// One function per kernel; each adds its results to `out` and throws std::runtime_error when a
-// result is wrong.
-void triad(const options& o, report& out);
-void stream(const options& o, report& out);
-void sum(const options& o, report& out);
-void placement(const options& o, report& out);
-void zero_page(const options& o, report& out);
-void false_sharing(const options& o, report& out);
-void sync(const options& o, report& out);
-void dmvm(const options& o, report& out);
-void jacobi(const options& o, report& out);
-void nested_stream(const options& o, report& out);
-void tiers(const options& o, report& out);
-void spmv(const options& o, report& out);
+// The kernels themselves are the registry's (registry.cpp); this is what they share.
+
 /// triad --only raw|expr: one variant, --sweeps times, checked (for callgrind). With --json or
 /// --csv, the sweeps timed as a whole are one repetition in `out`.
 int triad_only(const options& o, report& out);

@@ -3,6 +3,7 @@
 
 #include "kernels.hpp"
 #include "options.hpp"
+#include "registry.hpp"
 #include "report.hpp"
 
 #include "../common/cli.hpp"
@@ -11,6 +12,7 @@
 #include <ccnuma/detail/os.hpp>
 #include <ccnuma/placement.hpp>
 
+#include <getopt.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -19,7 +21,6 @@
 #include <climits>
 #include <cstdio>
 #include <cstring>
-#include <map>
 #include <new>
 #include <stdexcept>
 #include <string>
@@ -40,27 +41,30 @@ std::string plot_script() {
 
 int plot(int argc, char** argv) {
     // Checked here too, so that a wrong call is one line before Python starts.
+    static const option longs[] = {{"output", required_argument, nullptr, 'o'},
+                                   {"help", no_argument, nullptr, 'h'},
+                                   {nullptr, 0, nullptr, 0}};
+    static const tools::value_help values[] = {{'o', "a figure file", "fig.png"}};
+    // No "+": getopt permutes, so -o may come before, between or after the results.
+    tools::option_parser p("ccnuma-bench plot", argc, argv, ":o:h", longs, values);
+    const std::string help =
+        "usage: ccnuma-bench plot RESULTS.json|RESULTS.csv... -o FIG.png|.pdf|.svg|...\n"
+        "GB/s against N (log x) per variant and thread count, GB/s against threads, bars per placement\n"
+        "variant, and the JSON's time series (jacobi: GB/s and pages local against elapsed seconds); min/max\n"
+        "error bars, each file's name on its curves and its context in the caption. Prints what it drew.\n"
+        "Needs python3-matplotlib.\n";
     std::vector<std::string> args;
     bool output = false;
+    for (int c = p.next(help); c != -1; c = p.next(help)) {
+        if (c != 'o') throw std::invalid_argument("plot: unknown option (" + p.see_help() + ")");
+        if (output) throw std::invalid_argument("plot: -o given twice (one figure per call)");
+        output = true;
+        args.push_back("-o");
+        args.push_back(p.value());
+    }
     std::size_t inputs = 0;
-    for (int i = 2; i < argc; ++i) {
+    for (int i = p.index() + 1; i < argc; ++i) {  // argv[p.index()] is "plot" itself
         const std::string a = argv[i];
-        if (a == "-h" || a == "--help") {
-            std::puts("usage: ccnuma-bench plot RESULTS.json|RESULTS.csv... -o FIG.png|.pdf|.svg|...\n"
-                      "GB/s against N (log x) per variant and thread count, GB/s against threads, bars per placement\n"
-                      "variant, and the JSON's time series (jacobi: GB/s and pages local against elapsed seconds); min/max\n"
-                      "error bars, each file's name on its curves and its context in the caption. Prints what it drew.\n"
-                      "Needs python3-matplotlib.");
-            return 0;
-        }
-        if (a == "-o" || a == "--output") {
-            if (i + 1 == argc || argv[i + 1][0] == '\0') throw std::invalid_argument("plot: " + a + " needs a file name");
-            output = true;
-            args.push_back("-o");
-            args.push_back(argv[++i]);
-            continue;
-        }
-        if (a.rfind("-", 0) == 0) throw std::invalid_argument("plot: unknown option \"" + a + "\" (expected -o FIG.png)");
         struct stat st {};
         if (stat(a.c_str(), &st) != 0 || access(a.c_str(), R_OK) != 0)
             throw std::invalid_argument("plot: cannot read \"" + a + "\": " + std::strerror(errno));
@@ -102,14 +106,7 @@ int main(int argc, char** argv) try {
         out.finish();
         return 0;
     }
-    using kernel_fn = void (*)(const bench::options&, bench::report&);
-    static const std::map<std::string, kernel_fn> kernels{
-        {"triad", bench::triad},         {"stream", bench::stream},         {"sum", bench::sum},
-        {"placement", bench::placement}, {"zero-page", bench::zero_page},   {"false-sharing", bench::false_sharing},
-        {"sync", bench::sync},           {"dmvm", bench::dmvm},             {"jacobi", bench::jacobi},
-        {"nested-stream", bench::nested_stream},
-        {"tiers", bench::tiers},         {"spmv", bench::spmv}};
-    kernels.at(o.kernel)(o, out);
+    bench::find_kernel(o.kernel)->run(o, out);  // parse() refused a name the registry lacks
     out.finish();
     return 0;
 } catch (const std::bad_alloc&) {

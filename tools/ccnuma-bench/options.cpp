@@ -1,4 +1,5 @@
 #include "options.hpp"
+#include "registry.hpp"
 
 #include <ccnuma/detail/parallel.hpp>
 #include <ccnuma/topology.hpp>
@@ -65,13 +66,6 @@ constexpr double max_n = 1e10;  // 80 GB per double array: beyond any machine th
 
 }  // namespace
 
-const std::vector<std::string>& kernel_names() {
-    static const std::vector<std::string> names{"triad",  "stream", "sum",          "placement", "zero-page", "false-sharing",
-                                                "sync",   "dmvm",   "jacobi",       "nested-stream", "tiers",
-                                                "spmv"};
-    return names;
-}
-
 std::vector<std::size_t> parse_sizes(const std::string& text) {
     std::vector<std::size_t> out;
     if (text.find(':') != std::string::npos) {
@@ -98,23 +92,13 @@ std::vector<std::size_t> parse_sizes(const std::string& text) {
     return out;
 }
 
+// The library's grammar, the one to_string writes: a policy printed by any tool pastes here.
 ccnuma::policy parse_policy(const std::string& text) {
-    const auto colon = text.find(':');
-    const std::string name = text.substr(0, colon), arg = colon == std::string::npos ? "" : text.substr(colon + 1);
-    auto one_node = [&]() -> unsigned {
-        if (arg.empty()) bad("--policy: \"" + text + "\" needs a node (" + name + ":N)");
-        return static_cast<unsigned>(count("--policy", arg, 0, 4095));
-    };
-    if (name == "first_touch" && colon == std::string::npos) return ccnuma::first_touch{};
-    if (name == "blocked" && colon == std::string::npos) return ccnuma::blocked{};
-    if (name == "interleave") {
-        ccnuma::interleave p;
-        if (colon != std::string::npos) p.nodes(ccnuma::parse_list(arg, "--policy interleave node list"));
-        return p;
+    try {
+        return ccnuma::parse_policy(text);
+    } catch (const ccnuma::error& e) {
+        bad("--policy: " + std::string(e.reason()));
     }
-    if (name == "on_node") return ccnuma::on_node{one_node()};
-    if (name == "preferred") return ccnuma::preferred{one_node()};
-    bad("--policy: unknown policy \"" + text + "\" (expected first_touch, blocked, interleave[:NODES], on_node:N, preferred:N)");
 }
 
 ccnuma::policy options::container_policy() const {
@@ -125,46 +109,38 @@ ccnuma::policy options::container_policy() const {
 
 ccnuma::page_kind options::page_kind_used() const { return ccnuma::page_kind_of(container_policy()); }
 
+namespace {
+// The kernels' part of --help, from the registry: "  name           help", continuation lines as
+// the registry indents them.
+std::string kernel_help() {
+    std::string text;
+    for (const auto& k : kernels()) {
+        std::string name(k.name);
+        name.resize(std::max<std::size_t>(name.size() + 1, 15), ' ');
+        std::string help(k.help);
+        for (std::size_t at = help.find('\n'); at != std::string::npos; at = help.find('\n', at + 1))
+            help.insert(at + 1, 17, ' ');
+        text += "  " + name + help + "\n";
+    }
+    return text;
+}
+}  // namespace
+
 std::string usage() {
     return R"(usage: ccnuma-bench KERNEL [options]
        ccnuma-bench plot RESULTS... -o FIG.png
        ccnuma-bench --help | --version
 
 kernels:
-  triad          a = b + c * d: ccnuma::vector in each store mode against the expert loop's
-                 regular and streaming twins (--peers: likwid-bench's triad kernels too)
-  stream         STREAM copy, scale, add, triad: ccnuma::vector against the expert loops (with
-                 STREAM's "Best Rate MB/s" table; --peers: likwid-bench copy_* and stream_*)
-  sum            array summation: ccnuma::sum, seg_array par::reduce and flat std::reduce against
-                 the expert omp simd and 4-accumulator sums (--peers: likwid-bench sum_*)
-  placement      the same compiled triad and sum on 9 placements of the arrays, one store mode
-                 for all, with the pages' locality: only the placement varies
-  zero-page      the calloc trap: never-written inputs on the zero page or on private frames, checked
-  false-sharing  schedule(static,1) against static, shared partial sums against ccnuma::per_thread,
-                 each against its 1-thread control: the part that is false sharing alone
-  sync           EPCC syncbench overheads (PARALLEL, FOR, BARRIER, REDUCTION) in the inner teams of
-                 YxZ nested teams, bound (Y,scatter,Z,subscatter) against unbound, with 95% CIs
-  dmvm           the lecture's dense matrix-vector product, outer or inner loop parallel, base and
-                 huge pages, matrices from L2 to 10x LLC
-  jacobi         2D Jacobi sweeps for --duration, serial or parallel init: GB/s and pages local over
-                 time (NUMA balancing), with numa_balancing and THP recorded
-  nested-stream  STREAM triad in nested teams (--teams 2x1,1x2,2x2), bound and unbound
-  tiers          tiered memory: the bandwidth matrix (each package's threads reading each node) and
-                 STREAM's triad over the DRAM:far interleave ratios 1:0 to 0:1 with the tier policies
-                 (first_touch tiers, weighted_interleave by bandwidth, fastest) as variants; says where
-                 the optimum lies (--reps defaults to 11 here)
-  spmv           CSR y = A x (the first quarter of the rows 40 nonzeros, the rest 4; --n rows,
-                 default 2e6), rows balanced by nonzeros: one compiled loop on serial init, equal
-                 element split, row partition and interleave, beside the expert's loop, with the
-                 pages' locality against the loop's row owners
-
+)" + kernel_help() + R"(
 options:
   -n, --n SIZES        sizes: "1e6", "1000,1e6" or a range "1e3:1e8:4/decade"
   -t, --threads LIST   thread counts, e.g. "1,2" or "1-4" (default: OMP_NUM_THREADS or all), each
                        within the library's team limit (64 per CPU, OMP_THREAD_LIMIT, ulimit -u)
   -b, --bind SPEC      bind with a ccnuma plan, e.g. "2,scatter" (its team size is the thread count)
-  -p, --policy P       placement of the ccnuma containers: first_touch, blocked, interleave[:NODES],
-                       on_node:N, preferred:N (default first_touch)
+  -p, --policy P       placement of the ccnuma containers, as ccnuma::to_string writes it:
+                       first_touch, blocked, interleave(0,2), on_node(1), preferred(0),
+                       weighted_interleave(0:2,1:1), fastest, ... (default first_touch)
       --pages base|huge  page size of the ccnuma containers (huge: transparent 2 MiB pages)
       --stores MODE    placement: regular, streaming or automatic (default: automatic, decided
                        once per N as ccnuma::stores::automatic would, the same for every variant)
@@ -295,28 +271,31 @@ std::optional<options> parse(int argc, char** argv) {
         }
     }
     if (p.index() < argc) bad("unexpected argument \"" + std::string(argv[p.index()]) + "\" after the kernel \"" + o.kernel + "\"");
-    if (o.kernel.empty()) bad("no kernel given (one of triad, stream, sum, placement, zero-page, false-sharing, sync, dmvm, jacobi, nested-stream, tiers, spmv; see --help)");
-    const auto& k = kernel_names();
-    if (std::find(k.begin(), k.end(), o.kernel) == k.end()) bad("unknown kernel \"" + o.kernel + "\" (see ccnuma-bench --help)");
-    if (o.peers && o.kernel != "triad" && o.kernel != "stream" && o.kernel != "sum")
-        bad("--peers is for the triad, stream and sum kernels (likwid-bench has no other of them)");
+    if (o.kernel.empty()) {
+        std::string names;
+        for (const auto& k : kernels()) names += std::string(names.empty() ? "" : ", ") + std::string(k.name);
+        bad("no kernel given (one of " + names + "; see --help)");
+    }
+    const kernel* k = find_kernel(o.kernel);
+    if (k == nullptr) bad("unknown kernel \"" + o.kernel + "\" (see ccnuma-bench --help)");
+    const auto only_for = [&](bool given, takes option, const std::string& what) {
+        if (!given || has(k->options_taken, option)) return;
+        const std::string names = kernels_taking(option);
+        bad(what + " is for the " + names + (names.find(' ') == std::string::npos ? " kernel" : " kernels"));
+    };
+    only_for(o.peers, takes::peers, "--peers");
     if (o.peer_timeout && !o.peers) bad("--peer-timeout is for runs with --peers");
-    if (!o.only.empty() && o.kernel != "triad") bad("--only is for the triad kernel");
+    only_for(!o.only.empty(), takes::only, "--only");
     if (!o.only.empty() && o.peers) bad("--only runs one variant of ccnuma's: drop --peers");
     if (!o.json.empty() && !o.csv.empty() && tools::same_file(o.json, o.csv))
         bad("--json \"" + o.json + "\" and --csv \"" + o.csv + "\" are the same file: the second would replace the first");
-    if (!o.variant.empty() && o.kernel != "dmvm") bad("--variant is for the dmvm kernel");
-    if (o.duration && o.kernel != "jacobi") bad("--duration is for the jacobi kernel");
-    if (!o.teams.empty() && o.kernel != "nested-stream" && o.kernel != "sync") bad("--teams is for the nested-stream and sync kernels");
-    if (o.stores && o.kernel != "placement") bad("--stores is for the placement kernel (the others run every store mode)");
-    if (o.kernel == "tiers" && !reps_given) o.reps = 11;
-    if (o.kernel == "tiers" && !o.bind.empty())
-        bad("--bind is not for tiers: it binds each package's threads to that package's PUs itself (--threads T caps "
-            "each team at T)");
-    if (o.kernel == "tiers" && o.policy)
-        bad("--policy is not for tiers: its variants are the placements (--pages applies to all of them)");
-    if (o.kernel == "spmv" && o.policy)
-        bad("--policy is not for spmv: its variants are the placements (--pages applies to all of them)");
+    only_for(!o.variant.empty(), takes::variant, "--variant");
+    only_for(o.duration.has_value(), takes::duration, "--duration");
+    only_for(!o.teams.empty(), takes::teams, "--teams");
+    only_for(o.stores.has_value(), takes::stores, "--stores");
+    if (!reps_given) o.reps = k->reps;
+    if (!k->no_bind.empty() && !o.bind.empty()) bad("--bind is not for " + o.kernel + ": " + std::string(k->no_bind));
+    if (!k->no_policy.empty() && o.policy) bad("--policy is not for " + o.kernel + ": " + std::string(k->no_policy));
     if (!o.bind.empty() && !o.threads.empty()) bad("--bind and --threads both set the team size: give one of them");
     return o;
 }

@@ -37,9 +37,6 @@ struct options {
     ccnuma::page_kind page_kind_used() const;
 };
 
-/// The kernels, in the order --help lists them.
-const std::vector<std::string>& kernel_names();
-
 /// Parses argv (argv[1] is the kernel). Throws std::invalid_argument with a one-line message.
 /// Returns nullopt when --help was given (the usage is printed then).
 std::optional<options> parse(int argc, char** argv);
@@ -47,7 +44,7 @@ std::optional<options> parse(int argc, char** argv);
 /// "1e3:1e8:4/decade" (log-spaced, 4 points per decade, rounded), "1000,1e6" or "1e6".
 std::vector<std::size_t> parse_sizes(const std::string& text);
 
-/// "first_touch", "blocked", "interleave", "interleave:0,1", "on_node:1", "preferred:0".
+/// ccnuma::parse_policy, its message prefixed with "--policy: ".
 ccnuma::policy parse_policy(const std::string& text);
 
 std::string usage();

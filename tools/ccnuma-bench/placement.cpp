@@ -3,6 +3,7 @@
 
 #include "baselines.hpp"
 #include "kernels.hpp"
+#include "paired.hpp"
 #include "stats.hpp"
 
 #include <ccnuma/algorithm.hpp>
@@ -328,38 +329,13 @@ void placement(const options& o, report& out) {
                 // memory, so it is noise; across nodes, what placement costs. Each variant is
                 // also paired with the hand-written parallel first touch, round by round, so
                 // that a difference is called only where the 95% interval excludes 1.
-                double lo = 0, hi = 0;
-                for (const auto& r : rs) {
-                    const double med = summarize(r.values).median;
-                    lo = lo == 0 ? med : std::min(lo, med);
-                    hi = std::max(hi, med);
-                }
                 constexpr std::size_t reference = 1;  // raw arrays, parallel first touch
-                std::size_t differ = 0;
-                std::string which;
-                for (std::size_t k = 0; k < rs.size(); ++k) {
-                    if (k == reference) continue;
-                    const auto iv = stats_paired::paired_ratio(rs[k].values, rs[reference].values);
-                    rs[k].counters["vs_first_touch"] = iv.estimate;
-                    if (std::isfinite(iv.hi) && iv.lo > 0) {
-                        rs[k].counters["vs_first_touch_lo"] = iv.lo;
-                        rs[k].counters["vs_first_touch_hi"] = iv.hi;
-                    }
-                    const auto v = stats_paired::judge(iv);
-                    if (v == stats_paired::verdict::higher || v == stats_paired::verdict::lower) {
-                        ++differ;
-                        which += std::string(which.empty() ? "" : "; ") + rs[k].variant + " " + stats_paired::to_string(iv);
-                    }
-                }
+                const std::string verdicts = pair_all_with(rs, reference, "vs_first_touch");
                 char buf[300];
                 std::snprintf(buf, sizeof buf,
                               "%s n = %zu, %u threads: every variant runs the same compiled loop%s; largest median / smallest = "
                               "%.3f; paired with the raw parallel first touch, ",
-                              kernel, n, t, triad ? (nt ? " with streaming stores" : " with regular stores") : "", lo > 0 ? hi / lo : 0.0);
-                std::string verdicts = std::to_string(differ) + " of " + std::to_string(rs.size() - 1) +
-                                       " variants differ with 95% confidence" + (which.empty() ? "" : " (" + which + ")");
-                if (rs.front().values.size() < stats_paired::min_pairs)
-                    verdicts = stats_paired::to_string(stats_paired::verdict::too_few_pairs);
+                              kernel, n, t, triad ? (nt ? " with streaming stores" : " with regular stores") : "", median_spread(rs));
                 out.note(buf + verdicts);
                 for (auto& r : rs) out.add(std::move(r));
             }

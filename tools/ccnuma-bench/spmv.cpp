@@ -5,6 +5,7 @@
 // a thread nonzeros of rows another thread computes.
 
 #include "kernels.hpp"
+#include "paired.hpp"
 #include "stats.hpp"
 
 #include <ccnuma/pages.hpp>
@@ -323,28 +324,7 @@ void spmv(const options& o, report& out) {
                 if (maps[k].not_placed) r.counters["pages_not_placed"] = static_cast<double>(maps[k].not_placed);
                 rs.push_back(std::move(r));
             }
-            double lo = 0, hi = 0;
-            for (const auto& r : rs) {
-                const double med = summarize(r.values).median;
-                lo = lo == 0 ? med : std::min(lo, med);
-                hi = std::max(hi, med);
-            }
-            std::size_t differ = 0;
-            std::string which;
-            for (std::size_t k = 0; k < rs.size(); ++k) {
-                if (k == expert_index) continue;
-                const auto iv = stats_paired::paired_ratio(rs[k].values, rs[expert_index].values);
-                rs[k].counters["vs_expert"] = iv.estimate;
-                if (std::isfinite(iv.hi) && iv.lo > 0) {
-                    rs[k].counters["vs_expert_lo"] = iv.lo;
-                    rs[k].counters["vs_expert_hi"] = iv.hi;
-                }
-                const auto v = stats_paired::judge(iv);
-                if (v == stats_paired::verdict::higher || v == stats_paired::verdict::lower) {
-                    ++differ;
-                    which += std::string(which.empty() ? "" : "; ") + rs[k].variant + " " + stats_paired::to_string(iv);
-                }
-            }
+            const std::string verdicts = pair_all_with(rs, expert_index, "vs_expert");
             char buf[400];
             std::snprintf(buf, sizeof buf,
                           "spmv n = %zu rows, %zu nonzeros, %u threads: rows balanced by nonzeros, %s (largest share %zu nonzeros, "
@@ -354,11 +334,7 @@ void spmv(const options& o, report& out) {
             std::snprintf(buf, sizeof buf,
                           "spmv n = %zu, %u threads: every placement runs the same compiled loop (the user's partition loop); "
                           "largest median / smallest = %.3f; paired with the expert loop on the row partition, ",
-                          n, t, lo > 0 ? hi / lo : 0.0);
-            std::string verdicts = std::to_string(differ) + " of " + std::to_string(rs.size() - 1) +
-                                   " variants differ with 95% confidence" + (which.empty() ? "" : " (" + which + ")");
-            if (rs.front().values.size() < stats_paired::min_pairs)
-                verdicts = stats_paired::to_string(stats_paired::verdict::too_few_pairs);
+                          n, t, median_spread(rs));
             out.note(buf + verdicts);
             for (auto& r : rs) out.add(std::move(r));
         }

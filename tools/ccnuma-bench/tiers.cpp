@@ -6,6 +6,7 @@
 
 #include "baselines.hpp"
 #include "kernels.hpp"
+#include "paired.hpp"
 #include "stats.hpp"
 
 #include <ccnuma/detail/os.hpp>
@@ -100,8 +101,7 @@ std::vector<initiator> initiators(const ccnuma::topology& topo) {
 void pin_team(const std::vector<unsigned>& pus) {
 #pragma omp parallel num_threads(static_cast<int>(pus.size()))
     {
-        const unsigned pu = pus[static_cast<std::size_t>(omp_get_thread_num())];
-        (void)ccnuma::detail::set_this_thread_cpus(std::span<const unsigned>(&pu, 1));
+        (void)ccnuma::pin_this_thread(pus[static_cast<std::size_t>(omp_get_thread_num())]);
     }
 }
 
@@ -435,12 +435,7 @@ void tiers(const options& o, report& out) {
         const bool enough = rs[best].values.size() >= stats_paired::min_pairs;
         for (std::size_t k = 0; k < rs.size(); ++k) {
             if (k == best) continue;
-            const auto iv = stats_paired::paired_ratio(rs[k].values, rs[best].values);
-            rs[k].counters["vs_best_ratio"] = iv.estimate;
-            if (std::isfinite(iv.hi) && iv.lo > 0) {
-                rs[k].counters["vs_best_ratio_lo"] = iv.lo;
-                rs[k].counters["vs_best_ratio_hi"] = iv.hi;
-            }
+            const auto iv = pair_with(rs[k], rs[best], "vs_best_ratio");
             const auto v = stats_paired::judge(iv);
             const std::string what = stats_paired::to_string(iv) + ", " + stats_paired::to_string(v);
             if (points[k].ratio) {

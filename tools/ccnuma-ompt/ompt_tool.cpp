@@ -169,7 +169,7 @@ void on_implicit_task(ompt_scope_endpoint_t endpoint, ompt_data_t* parallel_data
     if (pu == me.bound_pu) {
         count(state.in_place);
     } else {
-        if (const int rc = ccnuma::detail::set_this_thread_cpus(std::span<const unsigned>(&pu, 1)); rc != 0) {
+        if (const int rc = ccnuma::pin_this_thread(pu); rc != 0) {
             // Said once: a failing binding would otherwise repeat at every fork.
             if (state.failures.fetch_add(1, std::memory_order_relaxed) == 0)
                 say("binding a thread to PU " + std::to_string(pu) + " failed (error " + std::to_string(rc) +

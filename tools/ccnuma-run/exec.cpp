@@ -78,7 +78,7 @@ void set_affinity(const std::vector<unsigned>& cpus) {
 }
 
 int self_check() {
-    const auto check = ccnuma::binding_report();
+    const auto check = ccnuma::report_binding();
     std::fputs(check.to_text().c_str(), stdout);
     std::fflush(stdout);
     return check.ok() ? 0 : 3;

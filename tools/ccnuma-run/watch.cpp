@@ -4,6 +4,7 @@
 
 #include "run.hpp"
 
+#include "../common/cli.hpp"
 #include "../common/output_file.hpp"
 
 #include <ccnuma/detail/json.hpp>
@@ -101,9 +102,7 @@ int watch_command(const options& o, const std::optional<ccnuma::memory_policy>& 
             code = errno;
             std::fprintf(stderr, "ccnuma-run: cannot execute \"%s\": %s\n", args[0], std::strerror(code));
         } catch (const std::exception& e) {
-            std::string_view msg = e.what();
-            if (msg.substr(0, 8) == "ccnuma: ") msg.remove_prefix(8);
-            std::fprintf(stderr, "ccnuma-run: %.*s\n", static_cast<int>(msg.size()), msg.data());
+            std::fprintf(stderr, "ccnuma-run: %s\n", tools::reason(e));
             code = -1;
         }
         (void)!write(status_pipe[1], &code, sizeof code);
@@ -138,14 +137,14 @@ int watch_command(const options& o, const std::optional<ccnuma::memory_policy>& 
     try {
         observer.emplace(pid);
     } catch (const std::exception& e) {
-        trouble = e.what();
+        trouble = tools::reason(e);
     }
     auto end = ccnuma::sample_status::ok;
     for (auto next = std::chrono::steady_clock::now(); observer;) {
         try {
             end = observer->sample();
         } catch (const std::exception& e) {
-            trouble = e.what();
+            trouble = tools::reason(e);
             break;
         }
         if (end != ccnuma::sample_status::ok) break;
@@ -159,9 +158,7 @@ int watch_command(const options& o, const std::optional<ccnuma::memory_policy>& 
     child_pid = 0;
 
     if (!trouble.empty()) {
-        std::string_view msg = trouble;
-        if (msg.substr(0, 8) == "ccnuma: ") msg.remove_prefix(8);
-        std::fprintf(stderr, "ccnuma-run: --watch: %.*s\n", static_cast<int>(msg.size()), msg.data());
+        std::fprintf(stderr, "ccnuma-run: --watch: %s\n", trouble.c_str());
     }
     if (observer) {
         // The report goes to stderr, as time(1)'s does: the command's stdout stays its own.

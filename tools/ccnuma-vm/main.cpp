@@ -165,9 +165,7 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "ccnuma-vm: %s\n", f.what());
         return f.exit_code;
     } catch (const ccnuma::error& e) {
-        std::string_view msg = e.what();
-        if (msg.rfind("ccnuma: ", 0) == 0) msg.remove_prefix(8);
-        std::fprintf(stderr, "ccnuma-vm: %.*s\n", static_cast<int>(msg.size()), msg.data());
+        std::fprintf(stderr, "ccnuma-vm: %s\n", e.reason());
         return exit_setup;
     } catch (const std::exception& e) {
         std::fprintf(stderr, "ccnuma-vm: %s\n", e.what());

@@ -79,9 +79,7 @@ auto reading(std::string_view prefix, Parse parse) {
     try {
         return parse();
     } catch (const ccnuma::error& e) {
-        std::string_view msg = e.what();
-        if (msg.starts_with("ccnuma: ")) msg.remove_prefix(8);
-        throw usage_error{std::string(prefix) + std::string(msg)};
+        throw usage_error{std::string(prefix) + e.reason()};
     }
 }
 

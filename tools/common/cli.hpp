@@ -3,6 +3,7 @@
 // line"): getopt_long with one-line messages for an unknown option, an ambiguous abbreviation and a
 // missing or empty value; --help and --version; and the exit codes.
 
+#include <ccnuma/error.hpp>
 #include <ccnuma/version.hpp>
 
 #include <getopt.h>
@@ -28,12 +29,17 @@ struct usage_error : std::runtime_error {
     using std::runtime_error::runtime_error;
 };
 
+/// A message without the library's "ccnuma: " prefix (ccnuma::error::reason()), for a tool that
+/// prints its own name first.
+inline const char* reason(const std::exception& e) {
+    const auto* library = dynamic_cast<const ccnuma::error*>(&e);
+    return library != nullptr ? library->reason() : e.what();
+}
+
 /// Prints "tool: message" (the library's own "ccnuma: " prefix dropped) and returns
 /// exit_usage for a usage_error, exit_failure for anything else.
 inline int fail(const char* tool, const std::exception& e) {
-    std::string_view msg = e.what();
-    if (msg.substr(0, 8) == "ccnuma: ") msg.remove_prefix(8);
-    std::fprintf(stderr, "%s: %.*s\n", tool, static_cast<int>(msg.size()), msg.data());
+    std::fprintf(stderr, "%s: %s\n", tool, reason(e));
     return dynamic_cast<const usage_error*>(&e) != nullptr ? exit_usage : exit_failure;
 }
 

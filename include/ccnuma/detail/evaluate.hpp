@@ -70,10 +70,11 @@ void assign_node(T* dst, std::size_t n, const Node& e, const ccnuma::schedule& s
         return;
     }
     if constexpr (Node::nothrow)
-        if (stream_write(dst, n, s, mode, aliases, [node = e](std::size_t i) noexcept { return node[i]; })) return;
-    // A copy of the node in the closure: its pointers are then locals of the outlined region,
-    // which helps the compiler keep them in registers.
-    parallel_for(n, s, [dst, node = e](std::size_t i) noexcept(Node::nothrow) { dst[i] = node[i]; });
+        if (stream_write(dst, n, s, mode, aliases, [node = e.eval()](std::size_t i) noexcept { return node[i]; }))
+            return;
+    // A copy of the node's evaluator in the closure: its pointers are then locals of the outlined
+    // region, which the compiler keeps in registers (evaluator_of, expression.hpp).
+    parallel_for(n, s, [dst, node = e.eval()](std::size_t i) noexcept(Node::nothrow) { dst[i] = node[i]; });
 }
 
 }  // namespace ccnuma::detail

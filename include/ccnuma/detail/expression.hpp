@@ -36,6 +36,14 @@ template <class Op, class... X>
 inline constexpr bool nothrow_op = (requires { Op::builtin; } && (std::is_arithmetic_v<std::remove_cvref_t<X>> && ...)) ||
                                    std::is_nothrow_invocable_v<const Op&, X...>;
 
+/// A node's evaluator (node.eval()): the node without what only placement needs (the leaves'
+/// schedules, whose partitions are shared_ptrs). It is a plain aggregate of pointers and
+/// scalars, so the copy a parallel loop's closure holds lives in registers: with the schedules
+/// in the closure, GCC reloaded the triad's three pointers from memory after every streaming
+/// store (a store it may not assume leaves the closure alone).
+template <class Node>
+using evaluator_of = std::remove_cvref_t<decltype(std::declval<const Node&>().eval())>;
+
 /// Elements [p, p + n) of a container or view, and the schedule they were placed by.
 template <class T>
 struct leaf {
@@ -49,6 +57,12 @@ struct leaf {
     const value_type& operator[](std::size_t i) const noexcept { return p[i]; }
     std::size_t size() const noexcept { return n; }
     const ccnuma::schedule* placed_by() const noexcept { return &sched; }
+    /// What evaluation needs of the node: its element pointers, no schedule (see evaluator).
+    struct evaluator {
+        const value_type* p;
+        const value_type& operator[](std::size_t i) const noexcept { return p[i]; }
+    };
+    evaluator eval() const noexcept { return {p}; }
     template <class F>
     void for_each_leaf(F&& f) const {
         f(static_cast<const void*>(p), static_cast<const void*>(p + n));
@@ -66,6 +80,7 @@ struct scalar {
     const S& operator[](std::size_t) const noexcept { return v; }
     std::size_t size() const noexcept { return 0; }
     const ccnuma::schedule* placed_by() const noexcept { return nullptr; }
+    const scalar& eval() const noexcept { return *this; }
     template <class F>
     void for_each_leaf(F&&) const {}
 };
@@ -100,6 +115,12 @@ struct binary {
     value_type operator[](std::size_t i) const noexcept(nothrow) { return Op{}(l[i], r[i]); }
     std::size_t size() const noexcept { return n; }
     const ccnuma::schedule* placed_by() const noexcept { return l.placed_by() ? l.placed_by() : r.placed_by(); }
+    struct evaluator {
+        evaluator_of<L> l;
+        evaluator_of<R> r;
+        value_type operator[](std::size_t i) const noexcept(nothrow) { return Op{}(l[i], r[i]); }
+    };
+    evaluator eval() const { return {l.eval(), r.eval()}; }
     template <class F>
     void for_each_leaf(F&& f) const {
         l.for_each_leaf(f);
@@ -118,6 +139,12 @@ struct mapped {
     value_type operator[](std::size_t i) const noexcept(nothrow) { return f(a[i]); }
     std::size_t size() const noexcept { return a.size(); }
     const ccnuma::schedule* placed_by() const noexcept { return a.placed_by(); }
+    struct evaluator {
+        F f;
+        evaluator_of<A> a;
+        value_type operator[](std::size_t i) const noexcept(nothrow) { return f(a[i]); }
+    };
+    evaluator eval() const { return {f, a.eval()}; }
     template <class G>
     void for_each_leaf(G&& g) const {
         a.for_each_leaf(g);

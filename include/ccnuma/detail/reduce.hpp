@@ -71,8 +71,9 @@ struct sum_fold {
         using V = typename Node::value_type;
         V acc{};
         if constexpr (lane_summable<V>) {
-            // The node by value: its pointers are then locals the compiler keeps in registers.
-            acc = lane_sum<V>(hi - lo, [node = e, lo](std::size_t i) noexcept(Node::nothrow) { return node[lo + i]; });
+            // The node's evaluator by value: its pointers are then locals the compiler keeps in
+            // registers (evaluator_of, expression.hpp).
+            acc = lane_sum<V>(hi - lo, [node = e.eval(), lo](std::size_t i) noexcept(Node::nothrow) { return node[lo + i]; });
         } else {
             acc = e[lo];
             for (std::size_t i = lo + 1; i < hi; ++i) acc += e[i];

@@ -9,8 +9,10 @@
 #include <cstdint>
 #include <type_traits>
 
-#if defined(__x86_64__) && defined(__SSE2__)
-#include <immintrin.h>
+// The compilers' own builtins, not <immintrin.h>: every file that includes <ccnuma/vector.hpp>
+// would otherwise parse all of Intel's intrinsics for these three instructions (0.4-0.9 s a file
+// here, of 1.3-1.6 s for the whole header).
+#if defined(__x86_64__) && defined(__SSE2__) && (defined(__GNUC__) || defined(__clang__))
 #define CCNUMA_DETAIL_HAVE_STREAMING 1
 #else
 #define CCNUMA_DETAIL_HAVE_STREAMING 0
@@ -26,23 +28,50 @@ inline constexpr bool streamable =
 #if CCNUMA_DETAIL_HAVE_STREAMING
 #if defined(__AVX512F__)
 inline constexpr std::size_t stream_bytes = 64;
-inline void stream_store(double* p, const double* v) { _mm512_stream_pd(p, _mm512_load_pd(v)); }
-inline void stream_store(float* p, const float* v) { _mm512_stream_ps(p, _mm512_load_ps(v)); }
 #elif defined(__AVX__)
 inline constexpr std::size_t stream_bytes = 32;
-inline void stream_store(double* p, const double* v) { _mm256_stream_pd(p, _mm256_load_pd(v)); }
-inline void stream_store(float* p, const float* v) { _mm256_stream_ps(p, _mm256_load_ps(v)); }
 #else
 inline constexpr std::size_t stream_bytes = 16;
-inline void stream_store(double* p, const double* v) { _mm_stream_pd(p, _mm_load_pd(v)); }
-inline void stream_store(float* p, const float* v) { _mm_stream_ps(p, _mm_load_ps(v)); }
 #endif
+// One vector register of the widest streaming store (vmovntpd zmm, ymm or movntpd xmm).
+typedef double stream_doubles __attribute__((vector_size(stream_bytes)));
+typedef float stream_floats __attribute__((vector_size(stream_bytes)));
+
+#if defined(__clang__)
+// As on clang's _mm512_stream_pd: without it, a -march that prefers 256-bit vectors (Skylake-X
+// and later) splits the 64-byte store in two.
+#define CCNUMA_DETAIL_STREAM_WIDTH __attribute__((min_vector_width(8 * stream_bytes)))
+#else
+#define CCNUMA_DETAIL_STREAM_WIDTH
+#endif
+
+template <class Vector, class T>
+CCNUMA_DETAIL_STREAM_WIDTH inline void stream_store_vector(T* p, const T* v) {
+    Vector x;
+    __builtin_memcpy(&x, v, stream_bytes);  // v is aligned and in a register by now: one move
+#if defined(__clang__)
+    // What clang's own _mm*_stream_pd/ps are.
+    __builtin_nontemporal_store(x, reinterpret_cast<Vector*>(p));
+#elif defined(__AVX512F__)
+    // What GCC's own _mm512_stream_pd/ps are.
+    if constexpr (std::is_same_v<T, double>) __builtin_ia32_movntpd512(p, x);
+    else __builtin_ia32_movntps512(p, x);
+#elif defined(__AVX__)
+    if constexpr (std::is_same_v<T, double>) __builtin_ia32_movntpd256(p, x);
+    else __builtin_ia32_movntps256(p, x);
+#else
+    if constexpr (std::is_same_v<T, double>) __builtin_ia32_movntpd(p, x);
+    else __builtin_ia32_movntps(p, x);
+#endif
+}
+inline void stream_store(double* p, const double* v) { stream_store_vector<stream_doubles>(p, v); }
+inline void stream_store(float* p, const float* v) { stream_store_vector<stream_floats>(p, v); }
 
 // `at` by value: a copy local to the thread's function, whose pointers the compiler keeps in
 // registers (through a reference it reloads them after every store, which might alias them).
 template <class T, class At>
     requires streamable<T>
-void stream_range(T* dst, std::size_t lo, std::size_t hi, At at) {
+void stream_range(T* __restrict dst, std::size_t lo, std::size_t hi, At at) {
     constexpr std::size_t lanes = stream_bytes / sizeof(T);
     std::size_t i = lo;
     for (; i < hi && reinterpret_cast<std::uintptr_t>(dst + i) % stream_bytes != 0; ++i) dst[i] = at(i);
@@ -54,7 +83,7 @@ void stream_range(T* dst, std::size_t lo, std::size_t hi, At at) {
         stream_store(dst + i, v);
     }
     for (; i < hi; ++i) dst[i] = at(i);
-    _mm_sfence();
+    __builtin_ia32_sfence();  // _mm_sfence()
 }
 #endif
 
