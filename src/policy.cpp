@@ -356,8 +356,8 @@ policy parse_policy(std::string_view text) {
     std::vector<std::string_view> args;
     if (open != std::string_view::npos) {
         if (!text.ends_with(")") || text.size() < open + 2) bad_policy(text, "the arguments do not end with ')'");
+        if (text.size() == open + 2) bad_policy(text, "empty parentheses");
         args = split_arguments(text, text.substr(open + 1, text.size() - open - 2));
-        if (args.empty()) bad_policy(text, "empty parentheses");
     }
     return parse_alternative(text, name, std::move(args), static_cast<policy*>(nullptr));
 }

@@ -252,6 +252,26 @@ static void pin(int cpu) {
     if (sched_setaffinity(0, sizeof set, &set) != 0) die("sched_setaffinity");
 }
 
+/* Each thread of an unbound team is pinned to the t-th CPU of its mask before it records its CPU
+ * and mask and blocks. Left to the scheduler, the team once blocked with all four threads last on
+ * one CPU (fresh-root CI at e978480), and ccnuma-ps, which gives the serial first-touch verdict
+ * only when the threads last ran on two nodes or more, rightly gave none. Pinned for a moment and
+ * then given the whole mask back (thread 0 spinning meanwhile), a thread moved between recording
+ * its CPU and blocking in 3 runs of 3 here, and the snapshot's last CPU differed from the truth:
+ * a thread's last CPU is a fact only for a thread that cannot move. A thread already bound to one
+ * CPU (ccnuma-run --bind) is left as it is. */
+static void pin_own_cpu(int t) {
+    cpu_set_t mask;
+    if (sched_getaffinity(0, sizeof mask, &mask) != 0) die("sched_getaffinity");
+    const int count = CPU_COUNT(&mask);
+    if (count < 2) return;
+    for (int c = 0, seen = 0; c < CPU_SETSIZE; ++c)
+        if (CPU_ISSET(c, &mask) && seen++ == t % count) {
+            pin(c);
+            return;
+        }
+}
+
 static double now(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -403,6 +423,7 @@ int main(int argc, char** argv) {
 #pragma omp parallel num_threads(nthreads)
     {
         const int t = omp_get_thread_num();
+        pin_own_cpu(t);
         threads[t].tid = syscall(SYS_gettid);
         list_allowed(threads[t].allowed, sizeof threads[t].allowed);
         if (t != 0) {
