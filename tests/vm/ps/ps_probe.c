@@ -252,14 +252,14 @@ static void pin(int cpu) {
     if (sched_setaffinity(0, sizeof set, &set) != 0) die("sched_setaffinity");
 }
 
-/* Each thread of an unbound team is pinned to the t-th CPU of its mask before it records its CPU
- * and mask and blocks. Left to the scheduler, the team once blocked with all four threads last on
- * one CPU (fresh-root CI at e978480), and ccnuma-ps, which gives the serial first-touch verdict
- * only when the threads last ran on two nodes or more, rightly gave none. Pinned for a moment and
- * then given the whole mask back (thread 0 spinning meanwhile), a thread moved between recording
- * its CPU and blocking in 3 runs of 3 here, and the snapshot's last CPU differed from the truth:
- * a thread's last CPU is a fact only for a thread that cannot move. A thread already bound to one
- * CPU (ccnuma-run --bind) is left as it is. */
+/* Each thread of an unbound team is pinned to the t-th CPU of its mask in the team's first region,
+ * before anything is written, and stays there. Unpinned, the program's truth was the scheduler's
+ * choice, and ccnuma-ps's verdicts rightly followed it: the team once blocked with all four
+ * threads last on one CPU, so no serial first-touch verdict (fresh-root CI at e978480); under
+ * load, thread 0 moved between nodes while it wrote the serial array (81% on one node, no
+ * verdict) and the parallel write's threads moved mid-part. Pinned for a moment and given the
+ * whole mask back, threads moved between recording their CPU and blocking (3 runs of 3). A
+ * thread already bound to one CPU (ccnuma-run --bind) is left as it is. */
 static void pin_own_cpu(int t) {
     cpu_set_t mask;
     if (sched_getaffinity(0, sizeof mask, &mask) != 0) die("sched_getaffinity");
@@ -372,6 +372,7 @@ int main(int argc, char** argv) {
     int nthreads = 0;
 #pragma omp parallel
     {
+        pin_own_cpu(omp_get_thread_num());  /* the runtime keeps these threads for the regions below */
 #pragma omp single
         nthreads = omp_get_num_threads();
     }
@@ -423,7 +424,6 @@ int main(int argc, char** argv) {
 #pragma omp parallel num_threads(nthreads)
     {
         const int t = omp_get_thread_num();
-        pin_own_cpu(t);
         threads[t].tid = syscall(SYS_gettid);
         list_allowed(threads[t].allowed, sizeof threads[t].allowed);
         if (t != 0) {
