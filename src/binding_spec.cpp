@@ -2,6 +2,8 @@
 // point at the token, and CCNUMA_BIND / OMP_NESTING_TEAM_SIZE. binding_plan.cpp turns a spec into
 // a plan; bind.cpp realizes the plan in this process.
 
+#include "scan.hpp"
+
 #include <ccnuma/binding.hpp>
 #include <ccnuma/detail/throw_error.hpp>
 
@@ -96,10 +98,9 @@ binding_spec parse_spec(std::string_view text, std::string_view origin) {
         if (count.text.find_first_not_of("0123456789") != std::string_view::npos)
             bad_spec(text, origin, "thread count " + detail::quote(count.text) + at +
                                        " is not a positive integer (expected " + grammar + ")");
-        unsigned n = 0;
-        const auto [ptr, ec] = std::from_chars(count.text.data(), count.text.data() + count.text.size(), n);
-        (void)ptr;
-        if (ec != std::errc{} || n > binding_spec::max_team_size)
+        const auto number = detail::whole_number<unsigned>(count.text);
+        const unsigned n = number.value_or(0);
+        if (!number || n > binding_spec::max_team_size)
             bad_spec(text, origin, "thread count " + detail::quote(count.text) + at + " is too large (at most " +
                                        std::to_string(binding_spec::max_team_size) + ")");
         if (n == 0) bad_spec(text, origin, "thread count 0" + at + " must be at least 1");

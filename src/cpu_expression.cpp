@@ -3,6 +3,8 @@
 // side (E: expressions take it as it is); logical indexes (S0:0-3) and scatter read it with
 // the physical cores first (cpulist_sort).
 
+#include "scan.hpp"
+
 #include <ccnuma/cpu_expression.hpp>
 #include <ccnuma/detail/throw_error.hpp>
 #include <ccnuma/list.hpp>
@@ -126,17 +128,9 @@ private:
     }
 
     unsigned number(std::size_t end) {
-        const std::size_t start = pos_;
-        while (pos_ < end && text_[pos_] >= '0' && text_[pos_] <= '9') ++pos_;
-        if (pos_ == start)
-            fail(pos_, pos_ == text_.size() ? "missing number"
-                                            : "unexpected character " + detail::quote(text_.substr(pos_, 1)));
-        unsigned v = 0;
-        const auto [ptr, ec] = std::from_chars(text_.data() + start, text_.data() + pos_, v);
-        (void)ptr;
-        if (ec != std::errc{} || v > topology::max_pu_os_index)
-            fail(start, "number " + std::string(text_.substr(start, pos_ - start)) + " is too large");
-        return v;
+        const auto n = detail::scan_number(text_, pos_, end, topology::max_pu_os_index, "number");
+        if (!n) fail(n.error->at, n.error->why);
+        return n.value;
     }
 
     // "0-3,5" up to `end`: visit(first, last, position) for each range in the order written.
@@ -144,23 +138,8 @@ private:
     // short text of long ranges ("0-262143,0-262143,...") never becomes a long vector.
     template <class Visit>
     void index_list(std::size_t end, Visit&& visit) {
-        while (true) {
-            const std::size_t at = pos_;
-            const unsigned first = number(end);
-            unsigned last = first;
-            if (pos_ < end && text_[pos_] == '-') {
-                ++pos_;
-                const std::size_t at2 = pos_;
-                last = number(end);
-                if (last < first) fail(at2, "descending range");
-            }
-            visit(first, last, at);
-            if (pos_ < end && text_[pos_] == ',') {
-                ++pos_;
-                continue;
-            }
-            return;
-        }
+        if (const auto error = detail::scan_ranges(text_, pos_, end, topology::max_pu_os_index, "number", visit))
+            fail(error->at, error->why);
     }
 
     // Appends one pinned PU; the threads an expression pins are bounded by the machine: 64 per

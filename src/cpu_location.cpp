@@ -2,6 +2,8 @@
 // hwloc-calc's sources, not in the library, and works on a live hwloc topology; ours works on
 // the snapshot so that synthetic, XML and restricted machines count objects as lstopo does.
 
+#include "scan.hpp"
+
 #include <ccnuma/cpu_location.hpp>
 #include <ccnuma/detail/throw_error.hpp>
 #include <ccnuma/list.hpp>
@@ -198,17 +200,9 @@ private:
     }
 
     unsigned number() {
-        const std::size_t start = pos_;
-        while (pos_ < text_.size() && text_[pos_] >= '0' && text_[pos_] <= '9') ++pos_;
-        if (pos_ == start)
-            fail(pos_, pos_ == text_.size() ? "missing index"
-                                            : "unexpected character " + detail::quote(text_.substr(pos_, 1)));
-        unsigned v = 0;
-        const auto [ptr, ec] = std::from_chars(text_.data() + start, text_.data() + pos_, v);
-        (void)ptr;
-        if (ec != std::errc{} || v > topology::max_pu_os_index)
-            fail(start, "index " + std::string(text_.substr(start, pos_ - start)) + " is too large");
-        return v;
+        const auto n = detail::scan_number(text_, pos_, text_.size(), topology::max_pu_os_index, "index");
+        if (!n) fail(n.error->at, n.error->why);
+        return n.value;
     }
 
     result hex_mask() {

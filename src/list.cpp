@@ -3,6 +3,7 @@
 // for any index a typo produces; our messages must point at the offending character.
 
 #include "list_internal.hpp"
+#include "scan.hpp"
 #include "placement_internal.hpp"
 
 #include <ccnuma/detail/throw_error.hpp>
@@ -48,34 +49,10 @@ std::vector<unsigned> detail::parse_list(std::string_view text, std::size_t from
     std::vector<unsigned> out;
     std::vector<std::pair<unsigned, unsigned>> ranges;
     std::size_t pos = from;
-    const auto number = [&]() -> unsigned {
-        const std::size_t start = pos;
-        while (pos < text.size() && text[pos] >= '0' && text[pos] <= '9') ++pos;
-        if (pos == start) {
-            if (pos == text.size()) fail(pos, "missing number");
-            fail(pos, "unexpected character " + detail::quote(text.substr(pos, detail::utf8_length(text, pos))));
-        }
-        unsigned value = 0;
-        const auto [ptr, ec] = std::from_chars(text.data() + start, text.data() + pos, value);
-        if (ec != std::errc{} || value >= max_index)
-            fail(start, "index " + std::string(text.substr(start, pos - start)) + " is too large");
-        (void)ptr;
-        return value;
-    };
-    while (true) {
-        const unsigned first = number();
-        unsigned last = first;
-        if (pos < text.size() && text[pos] == '-') {
-            ++pos;
-            const std::size_t at = pos;
-            last = number();
-            if (last < first) fail(at, "descending range");
-        }
-        ranges.emplace_back(first, last);
-        if (pos == text.size()) break;
-        if (text[pos] != ',') fail(pos, "unexpected character " + detail::quote(text.substr(pos, detail::utf8_length(text, pos))));
-        ++pos;
-    }
+    if (const auto error = scan_ranges(text, pos, text.size(), max_index - 1, "index",
+                                       [&](unsigned first, unsigned last, std::size_t) { ranges.emplace_back(first, last); }))
+        fail(error->at, error->why);
+    if (pos != text.size()) fail(pos, unexpected_character(text, pos));
     // Ranges first, merged, then expanded: "0-1048575" repeated a thousand times is a million
     // indices, not a billion before the duplicates go.
     std::sort(ranges.begin(), ranges.end());

@@ -1,5 +1,7 @@
 // Store modes: their names, automatic's threshold and the one decision whether a write streams.
 
+#include "scan.hpp"
+
 #include <ccnuma/detail/throw_error.hpp>
 #include <ccnuma/stores.hpp>
 #include <ccnuma/topology.hpp>
@@ -31,12 +33,11 @@ namespace detail {
 std::size_t streaming_threshold(const topology& topo, const char* env) {
     if (env != nullptr && *env != '\0') {
         const std::string_view text(env);
-        std::size_t bytes = 0;
-        const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), bytes);
-        if (ec != std::errc{} || end != text.data() + text.size())
+        const auto bytes = whole_number<std::size_t>(text);
+        if (!bytes)
             detail::throw_error(errc::invalid_argument, "bad CCNUMA_STREAMING_THRESHOLD=" + detail::quote(text) +
                                                             " (expected a size in bytes, e.g. 33554432)");
-        return bytes;
+        return *bytes;
     }
     // The caches of the highest level the snapshot knows, every instance: each thread's part of
     // a range goes through its own last-level cache.

@@ -98,7 +98,7 @@ std::vector<std::size_t> team_layout::owned_units(const unit_range& r, unsigned 
 
 team_layout run_team(std::size_t elements, const schedule& s,
                      const std::function<void(unsigned, const team_layout&)>& in_thread, std::string_view operation) {
-    const auto requested = static_cast<unsigned>(team_size(s, operation));
+    const auto requested = static_cast<unsigned>(detail::team_size(s, operation));
     team_layout team;
     check_covers(s, elements, operation);
     team.elements = elements;
@@ -162,3 +162,14 @@ std::vector<int> unit_nodes(const team_layout& team, const unit_range& r) {
 }
 
 }  // namespace ccnuma::detail
+
+namespace ccnuma {
+
+// The public faces of the two rules above, for tools and users that start teams themselves.
+unsigned max_team_size() noexcept { return static_cast<unsigned>(detail::max_team_threads()); }
+
+unsigned team_size(const schedule& s, std::string_view operation) {
+    return static_cast<unsigned>(detail::team_size(s, operation));
+}
+
+}  // namespace ccnuma

@@ -236,4 +236,8 @@ struct report_options {
 /// the CPU it runs on and its affinity mask with the plan.
 binding_report report_binding(const report_options& options = {});
 
+/// The type's name before issue 36 (docs/renames.md). The function binding_report() it came from
+/// cannot keep an alias: its name is now the type's.
+using binding_check [[deprecated("ccnuma::binding_check is now ccnuma::binding_report (docs/renames.md)")]] = binding_report;
+
 }  // namespace ccnuma

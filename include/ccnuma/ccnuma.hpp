@@ -5,7 +5,6 @@
 #include <ccnuma/algorithm.hpp>
 #include <ccnuma/allocator.hpp>
 #include <ccnuma/binding.hpp>
-#include <ccnuma/emulated_machine.hpp>
 #include <ccnuma/error.hpp>
 #include <ccnuma/list.hpp>
 #include <ccnuma/memory_policy.hpp>

@@ -13,6 +13,7 @@
 #include <ccnuma/partition.hpp>
 
 #include <cstddef>
+#include <string_view>
 
 namespace ccnuma {
 
@@ -29,5 +30,18 @@ struct schedule {
     ccnuma::partition partition{};
     friend bool operator==(const schedule&, const schedule&) = default;
 };
+
+/// The most threads one team of ccnuma's may have in this process: 64 per available CPU (at
+/// least 256), at most OMP_THREAD_LIMIT and below `ulimit -u`. libgomp keeps per-thread arrays on
+/// the stack and exits the process when a thread cannot be created, so larger teams are refused
+/// before they start. A tool that starts teams of its own (a binding plan's, a benchmark's)
+/// checks them against the same rule.
+unsigned max_team_size() noexcept;
+
+/// The size of the team that runs `s`: s.threads, omp_get_max_threads() for 0, or the
+/// partition's parts. Throws ccnuma::error (errc::invalid_argument) naming `operation` when
+/// s.threads or the parts exceed max_team_size() (threads 0, the runtime's own default, is not
+/// checked), and for a partition with a chunk or with threads other than its parts.
+unsigned team_size(const schedule& s, std::string_view operation = "a parallel loop");
 
 }  // namespace ccnuma

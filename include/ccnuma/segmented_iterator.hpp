@@ -95,7 +95,7 @@ segment_layout<T> chunks_of(T* data, std::size_t n, const ccnuma::schedule& s) {
     segment_layout<T> l;
     l.base = data;
     l.packed = true;
-    const auto threads = static_cast<std::size_t>(team_size(s));
+    const auto threads = static_cast<std::size_t>(detail::team_size(s));
     if (!s.partition.empty()) {
         check_covers(s, n, "a segmented view");
         l.split(n, threads, 0);

@@ -318,6 +318,11 @@ def plot_test(binary):
         check(rc == 0, "sum for the plot: " + err)
         drew = plot(binary, [js, cs], tmp)
         check(any(l.startswith("triad: GB/s against N [1000, 10000]") for l in drew), "triad against N: %s" % drew)
+        # Issue 35: ccnuma's rows as paired ratios to the baselines, three rows of ours, each over
+        # the best of all and over the expert loop of its stores.
+        ratios = [l for l in drew if l.startswith("triad: ratios against N [1000, 10000], threads [")]
+        check(len(ratios) == 1 and " 6 curves: " in ratios[0] and "over the best of all" in ratios[0]
+              and "over the best expert loop" in ratios[0], "the ratio panel: %s" % drew)
         check(any(l.startswith("sum: GB/s against threads [1, 2]") for l in drew), "sum against threads: %s" % drew)
     print("ok: plot writes a PNG")
 
@@ -345,7 +350,8 @@ def plot_files_test(binary):
         curves = [c for l in drew if " curves: " in l for c in l.split(" curves: ")[1].split("; ")]
         for f in ("first.json", "second.json"):
             check(any(c.endswith("[%s]" % f) for c in curves), "curves of %s: %s" % (f, curves))
-        mine = [c for c in curves if c.endswith("[first.json]")]
+        # The ratio panel's curves name their file too, before what the ratio is over.
+        mine = [c for c in curves if "[first.json]" in c]
         check(len(mine) * 2 == len(curves), "as many curves from each file: %s" % curves)
     print("ok: plot keeps two files apart")
 

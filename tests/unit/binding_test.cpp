@@ -18,9 +18,16 @@
 #include <map>
 #include <optional>
 #include <set>
+#include <type_traits>
 #include <string>
 #include <thread>
 #include <vector>
+
+// Issue 36's rename keeps the old type name for one release (docs/renames.md).
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+static_assert(std::is_same_v<ccnuma::binding_check, ccnuma::binding_report>);
+#pragma GCC diagnostic pop
 
 namespace {
 

@@ -105,6 +105,8 @@ std::string ratio_text(const stats_paired::interval& r) {
 
 }  // namespace
 
+// Over 80 lines: one experiment read top to bottom: the four variants and their 1-thread
+// controls share the arrays their lambdas capture, and each count is checked where it is made.
 void false_sharing(const options& o, report& out) {
     // The 1-thread control runs in every measurement, interleaved with the team it controls, so
     // that each round gives a real pair: a team of 1 runs the same schedules and layouts, where
@@ -295,6 +297,8 @@ public:
     }
 
     /// k constructs of kind c in every inner team, as EPCC's syncbench times them.
+    // Over 80 lines: one switch over EPCC's constructs, each its own nested region inline, as
+    // syncbench writes them; a function per construct would put a call inside the timed region.
     void run(construct c, bool bound, std::size_t k) {
         switch (c) {
             case construct::parallel:
@@ -435,13 +439,9 @@ std::string us(double seconds_or_us, int digits = 3) {
     return buf;
 }
 
-}  // namespace
-
-void sync(const options& o, report& out) {
-    const auto topo = ccnuma::topology::load({});
-    const unsigned pus = static_cast<unsigned>(topo.allowed_cpus().size());
-    // Shapes: --bind's own (its two levels), --teams, every Y x Z with Y * Z in --threads, or
-    // nested-stream's defaults.
+/// The shapes Y x Z to run: --bind's own (its two levels), --teams, every Y x Z with Y * Z in
+/// --threads, or nested-stream's defaults within the PUs.
+std::vector<std::pair<int, int>> sync_shapes(const options& o, unsigned pus) {
     std::vector<std::pair<int, int>> shapes;
     if (!o.bind.empty()) {
         if (!o.teams.empty()) throw std::invalid_argument("sync: --bind gives the shape (its two levels): drop --teams");
@@ -463,6 +463,157 @@ void sync(const options& o, report& out) {
         for (auto s : {std::pair{1, 1}, std::pair{2, 1}, std::pair{1, 2}, std::pair{2, 2}})
             if (static_cast<unsigned>(s.first * s.second) <= std::max(2u, pus)) shapes.push_back(s);
     }
+    return shapes;
+}
+
+/// How long each construct's delay is and how often calls repeat it.
+struct sync_timing {
+    double probed = 0;         ///< the probed overhead per construct, seconds
+    std::size_t ref_repeat = 1;  ///< delays the reference runs per construct timed
+    std::size_t inner_reps = 1;  ///< constructs per measurement
+};
+
+/// Sets ns.delay_length as EPCC does, from an unbound probe of the overhead, and says how the
+/// reference and the measurements repeat it.
+sync_timing calibrate(nested_sync& ns, const options& o, double per_iteration) {
+    // EPCC's delay length: a delay about as long as the overhead it is compared with. The
+    // overhead is probed here, unbound, with an empty delay, in short calls of 10
+    // constructs: per construct the fastest of 5 calls (on a loaded machine a call that
+    // waited for a time slice takes milliseconds), then the median of the four constructs,
+    // kept between 0.1 us (EPCC's default delay) and 100 us.
+    long probe_rebinds = 0;
+    std::vector<variant> probe;
+    for (construct c : constructs)
+        probe.push_back(timed(name_of(c), [&ns, c](std::size_t k) { ns.run(c, false, k); },
+                              [&ns, &probe_rebinds] { ns.prepare(false, &probe_rebinds); }));
+    ns.delay_length = 0;
+    const auto pm = measure(probe, 5, o.min_time, 10);
+    std::vector<double> probe_best;
+    for (const auto& sec : pm.seconds) probe_best.push_back(summarize(sec).min);
+    const double probed = summarize(probe_best).median;
+    const double target = std::clamp(probed, 1e-7, 1e-4);
+    ns.delay_length = static_cast<int>(std::max(1.0, std::round(target / per_iteration)));
+    // The reference runs its delay this many times per construct timed, so that its calls
+    // last about as long as the constructs' (one batch for all variants); its time is
+    // divided back to one delay.
+    const double delay_seconds = per_iteration * ns.delay_length;
+    const auto ref_repeat = static_cast<std::size_t>(std::max(1.0, std::round((probed + delay_seconds) / delay_seconds)));
+    // EPCC's inner repetitions: enough constructs for a measurement of --min-time, from the
+    // probe rather than from one timed call, which a time slice lost on a loaded machine
+    // would cut to a single construct.
+    const auto inner_reps = static_cast<std::size_t>(std::max(1.0, std::ceil(o.min_time / (probed + delay_seconds))));
+
+    return {probed, ref_repeat, inner_reps};
+}
+
+/// Each variant's overhead per construct over the reference, mean with its 95% interval, and
+/// whether it is indistinguishable from noise.
+struct sync_overheads {
+    std::vector<stats_paired::mean_ci> overhead;
+    std::vector<bool> noise;
+};
+
+/// The rows of one shape: the reference and each construct unbound and bound, with overhead,
+/// rebinds and the bound/unbound paired ratio as counters.
+sync_overheads add_sync_rows(report& out, const std::vector<variant>& v, const measurement& m, const nested_sync& ns,
+                             unsigned threads, std::size_t ref_repeat, const std::vector<long>& rebinds,
+                             const std::vector<std::size_t>& timed_constructs) {
+    const std::string shape = ns.shape();
+    const auto& s = m.seconds;
+    const std::size_t reps = s[0].size();
+    sync_overheads so{std::vector<stats_paired::mean_ci>(v.size()), std::vector<bool>(v.size(), false)};
+    auto& overhead = so.overhead;
+    auto& noise = so.noise;
+    for (std::size_t k = 0; k < v.size(); ++k) {
+        result r;
+        r.kernel = "sync";
+        r.variant = k == 0 ? shape + " reference (delay only)" : v[k].name;
+        r.n = static_cast<std::size_t>(ns.delay_length);
+        r.threads = k == 0 ? 1 : threads;
+        r.batch = k == 0 ? m.batch * ref_repeat : m.batch;
+        r.seconds = s[k];
+        if (k < m.cpu_seconds.size()) r.cpu_seconds = m.cpu_seconds[k];
+        r.unit = "us";
+        r.higher_is_better = false;
+        for (double sec : r.seconds) r.values.push_back(sec * 1e6);
+        if (k > 0) {
+            std::vector<double> per_rep;
+            for (std::size_t i = 0; i < reps; ++i) per_rep.push_back((s[k][i] - s[0][i]) * 1e6);
+            overhead[k] = stats_paired::mean_with_ci(per_rep);
+            const double lo = overhead[k].mean - overhead[k].half_width, hi = overhead[k].mean + overhead[k].half_width;
+            noise[k] = overhead[k].mean < 0 || !(lo > 0);
+            r.counters["noise"] = noise[k] ? 1 : 0;
+            if (!noise[k]) r.counters["overhead_us"] = overhead[k].mean;
+            if (std::isfinite(hi)) {  // one repetition has no interval
+                r.counters["overhead_lo_us"] = lo;
+                r.counters["overhead_hi_us"] = hi;
+            }
+            // Threads the timed calls had to (re)bind, per construct: about Z - 1 for a fork
+            // per construct where the runtime starts new threads for every nested team
+            // (libgomp), about 0 where it reuses them.
+            r.counters["rebinds_per_construct"] =
+                static_cast<double>(rebinds[k]) / static_cast<double>(std::max<std::size_t>(1, timed_constructs[k]));
+            if (k % 2 == 0) {  // bound, after its unbound twin
+                const auto ratio = stats_paired::paired_ratio(s[k], s[k - 1]);
+                r.counters["vs_unbound"] = ratio.estimate;
+                if (std::isfinite(ratio.hi)) {  // too few pairs have no interval
+                    r.counters["vs_unbound_lo"] = ratio.lo;
+                    r.counters["vs_unbound_hi"] = ratio.hi;
+                }
+            }
+        }
+        out.add(std::move(r));
+    }
+
+    return so;
+}
+
+/// The notes of one shape: the team against the PUs, the delay, and the overhead table.
+void sync_notes(report& out, const measurement& m, const nested_sync& ns, const std::string& spec, unsigned threads,
+                unsigned pus, const sync_timing& timing, const sync_overheads& so) {
+    const std::string shape = ns.shape();
+    const auto& s = m.seconds;
+    const std::size_t reps = s[0].size();
+    const bool oversubscribed = threads > pus;
+    const double probed = timing.probed;
+    const std::size_t ref_repeat = timing.ref_repeat;
+    const auto& overhead = so.overhead;
+    const auto& noise = so.noise;
+    const double delay_us = summarize(s[0]).median * 1e6;
+    out.note("sync " + shape + ": " + std::to_string(threads) + (threads == 1 ? " thread" : " threads") + " on " +
+             std::to_string(pus) + " PUs" +
+             (oversubscribed ? ", OVERSUBSCRIBED: threads share PUs and every overhead includes waiting for descheduled "
+                               "threads"
+                             : "") +
+             "; bound = " + spec + ", unbound = the process's mask");
+    out.note("sync " + shape + ": delay " + std::to_string(ns.delay_length) + " iterations = " + us(delay_us) +
+             " us (probed overhead " + us(probed * 1e6) + " us), " + std::to_string(m.batch) +
+             " constructs per measurement (the reference: " + std::to_string(m.batch * ref_repeat) + " delays), " +
+             std::to_string(reps) + " outer repetitions");
+    auto cell = [&](std::size_t k) {
+        const auto& oc = overhead[k];
+        if (noise[k])
+            return "< noise (CI " + us(oc.mean - oc.half_width) + " to " + us(oc.mean + oc.half_width) + ")";
+        return us(oc.mean) + " [" + us(oc.mean - oc.half_width) + ", " + us(oc.mean + oc.half_width) + "]";
+    };
+    out.note("sync " + shape + ": overhead per construct in us, mean [95% CI]; bound/unbound is the paired ratio of the "
+             "time per construct, delay included");
+    for (std::size_t c = 0; c < std::size(constructs); ++c) {
+        const std::size_t u = 1 + 2 * c, b = u + 1;
+        const auto ratio = stats_paired::paired_ratio(s[b], s[u]);
+        char head[24];
+        std::snprintf(head, sizeof head, "%-10s", name_of(constructs[c]));
+        out.note("  " + std::string(head) + " unbound " + cell(u) + ", bound " + cell(b) + "; bound/unbound " +
+                 stats_paired::to_string(ratio) + ": " + stats_paired::to_string(stats_paired::judge(ratio)));
+    }
+}
+
+}  // namespace
+
+void sync(const options& o, report& out) {
+    const auto topo = ccnuma::topology::load({});
+    const unsigned pus = static_cast<unsigned>(topo.allowed_cpus().size());
+    const auto shapes = sync_shapes(o, pus);
     omp_set_max_active_levels(2);
     const double per_iteration = delay_seconds_per_iteration();
     out.note("sync: EPCC syncbench in nested teams Y x Z, the construct executed by every inner team. The table's us are "
@@ -482,33 +633,8 @@ void sync(const options& o, report& out) {
         const auto threads = static_cast<unsigned>(Y * Z);
         out.progress("sync: " + shape + ", bound " + spec + " and unbound");
 
-        // EPCC's delay length: a delay about as long as the overhead it is compared with. The
-        // overhead is probed here, unbound, with an empty delay, in short calls of 10
-        // constructs: per construct the fastest of 5 calls (on a loaded machine a call that
-        // waited for a time slice takes milliseconds), then the median of the four constructs,
-        // kept between 0.1 us (EPCC's default delay) and 100 us.
-        long probe_rebinds = 0;
-        std::vector<variant> probe;
-        for (construct c : constructs)
-            probe.push_back(timed(name_of(c), [&ns, c](std::size_t k) { ns.run(c, false, k); },
-                                  [&ns, &probe_rebinds] { ns.prepare(false, &probe_rebinds); }));
-        ns.delay_length = 0;
-        const auto pm = measure(probe, 5, o.min_time, 10);
-        std::vector<double> probe_best;
-        for (const auto& sec : pm.seconds) probe_best.push_back(summarize(sec).min);
-        const double probed = summarize(probe_best).median;
-        const double target = std::clamp(probed, 1e-7, 1e-4);
-        ns.delay_length = static_cast<int>(std::max(1.0, std::round(target / per_iteration)));
-        // The reference runs its delay this many times per construct timed, so that its calls
-        // last about as long as the constructs' (one batch for all variants); its time is
-        // divided back to one delay.
-        const double delay_seconds = per_iteration * ns.delay_length;
-        const auto ref_repeat = static_cast<std::size_t>(std::max(1.0, std::round((probed + delay_seconds) / delay_seconds)));
-        // EPCC's inner repetitions: enough constructs for a measurement of --min-time, from the
-        // probe rather than from one timed call, which a time slice lost on a loaded machine
-        // would cut to a single construct.
-        const auto inner_reps = static_cast<std::size_t>(std::max(1.0, std::ceil(o.min_time / (probed + delay_seconds))));
-
+        const auto timing = calibrate(ns, o, per_iteration);
+        const std::size_t ref_repeat = timing.ref_repeat, inner_reps = timing.inner_reps;
         std::vector<long> rebinds(1 + 2 * std::size(constructs), 0);
         std::vector<std::size_t> timed_constructs(rebinds.size(), 0);
         std::vector<variant> v;
@@ -542,79 +668,8 @@ void sync(const options& o, report& out) {
         affinity::release();
         placed_on = placed_released;
 
-        const auto& s = m.seconds;
-        const std::size_t reps = s[0].size();
-        std::vector<stats_paired::mean_ci> overhead(v.size());
-        std::vector<bool> noise(v.size(), false);
-        const bool oversubscribed = threads > pus;
-        for (std::size_t k = 0; k < v.size(); ++k) {
-            result r;
-            r.kernel = "sync";
-            r.variant = k == 0 ? shape + " reference (delay only)" : v[k].name;
-            r.n = static_cast<std::size_t>(ns.delay_length);
-            r.threads = k == 0 ? 1 : threads;
-            r.batch = k == 0 ? m.batch * ref_repeat : m.batch;
-            r.seconds = s[k];
-            if (k < m.cpu_seconds.size()) r.cpu_seconds = m.cpu_seconds[k];
-            r.unit = "us";
-            r.higher_is_better = false;
-            for (double sec : r.seconds) r.values.push_back(sec * 1e6);
-            if (k > 0) {
-                std::vector<double> per_rep;
-                for (std::size_t i = 0; i < reps; ++i) per_rep.push_back((s[k][i] - s[0][i]) * 1e6);
-                overhead[k] = stats_paired::mean_with_ci(per_rep);
-                const double lo = overhead[k].mean - overhead[k].half_width, hi = overhead[k].mean + overhead[k].half_width;
-                noise[k] = overhead[k].mean < 0 || !(lo > 0);
-                r.counters["noise"] = noise[k] ? 1 : 0;
-                if (!noise[k]) r.counters["overhead_us"] = overhead[k].mean;
-                if (std::isfinite(hi)) {  // one repetition has no interval
-                    r.counters["overhead_lo_us"] = lo;
-                    r.counters["overhead_hi_us"] = hi;
-                }
-                // Threads the timed calls had to (re)bind, per construct: about Z - 1 for a fork
-                // per construct where the runtime starts new threads for every nested team
-                // (libgomp), about 0 where it reuses them.
-                r.counters["rebinds_per_construct"] =
-                    static_cast<double>(rebinds[k]) / static_cast<double>(std::max<std::size_t>(1, timed_constructs[k]));
-                if (k % 2 == 0) {  // bound, after its unbound twin
-                    const auto ratio = stats_paired::paired_ratio(s[k], s[k - 1]);
-                    r.counters["vs_unbound"] = ratio.estimate;
-                    if (std::isfinite(ratio.hi)) {  // too few pairs have no interval
-                        r.counters["vs_unbound_lo"] = ratio.lo;
-                        r.counters["vs_unbound_hi"] = ratio.hi;
-                    }
-                }
-            }
-            out.add(std::move(r));
-        }
-
-        const double delay_us = summarize(s[0]).median * 1e6;
-        out.note("sync " + shape + ": " + std::to_string(threads) + (threads == 1 ? " thread" : " threads") + " on " +
-                 std::to_string(pus) + " PUs" +
-                 (oversubscribed ? ", OVERSUBSCRIBED: threads share PUs and every overhead includes waiting for descheduled "
-                                   "threads"
-                                 : "") +
-                 "; bound = " + spec + ", unbound = the process's mask");
-        out.note("sync " + shape + ": delay " + std::to_string(ns.delay_length) + " iterations = " + us(delay_us) +
-                 " us (probed overhead " + us(probed * 1e6) + " us), " + std::to_string(m.batch) +
-                 " constructs per measurement (the reference: " + std::to_string(m.batch * ref_repeat) + " delays), " +
-                 std::to_string(reps) + " outer repetitions");
-        auto cell = [&](std::size_t k) {
-            const auto& oc = overhead[k];
-            if (noise[k])
-                return "< noise (CI " + us(oc.mean - oc.half_width) + " to " + us(oc.mean + oc.half_width) + ")";
-            return us(oc.mean) + " [" + us(oc.mean - oc.half_width) + ", " + us(oc.mean + oc.half_width) + "]";
-        };
-        out.note("sync " + shape + ": overhead per construct in us, mean [95% CI]; bound/unbound is the paired ratio of the "
-                 "time per construct, delay included");
-        for (std::size_t c = 0; c < std::size(constructs); ++c) {
-            const std::size_t u = 1 + 2 * c, b = u + 1;
-            const auto ratio = stats_paired::paired_ratio(s[b], s[u]);
-            char head[24];
-            std::snprintf(head, sizeof head, "%-10s", name_of(constructs[c]));
-            out.note("  " + std::string(head) + " unbound " + cell(u) + ", bound " + cell(b) + "; bound/unbound " +
-                     stats_paired::to_string(ratio) + ": " + stats_paired::to_string(stats_paired::judge(ratio)));
-        }
+        const auto so = add_sync_rows(out, v, m, ns, threads, ref_repeat, rebinds, timed_constructs);
+        sync_notes(out, m, ns, spec, threads, pus, timing, so);
     }
 #pragma omp parallel
     affinity::release();

@@ -1,7 +1,7 @@
 #include "options.hpp"
 #include "registry.hpp"
 
-#include <ccnuma/detail/parallel.hpp>
+#include <ccnuma/schedule.hpp>
 #include <ccnuma/topology.hpp>
 #include <ccnuma/version.hpp>
 
@@ -55,11 +55,11 @@ std::vector<std::string> split(const std::string& text, char sep) {
     return out;
 }
 
-/// The library's own team-size rule (ccnuma::detail::team_size: 64 threads per available CPU,
+/// The library's own team-size rule (ccnuma::team_size: 64 threads per available CPU,
 /// at most OMP_THREAD_LIMIT), which ccnuma-run applies too: a larger team made the OpenMP
 /// runtime abort the process, or a sync sweep run for minutes.
 unsigned checked_team(unsigned threads, const std::string& option) {
-    return static_cast<unsigned>(ccnuma::detail::team_size(ccnuma::schedule{0, threads}, option));
+    return ccnuma::team_size(ccnuma::schedule{0, threads}, option);
 }
 
 constexpr double max_n = 1e10;  // 80 GB per double array: beyond any machine this runs on
@@ -171,6 +171,8 @@ max over --reps repetitions, with the variants interleaved in one run.
 )";
 }
 
+// Over 80 lines: one getopt switch, one case per option in --help's order, each checking its
+// own value; the cases share nothing but the options they fill.
 std::optional<options> parse(int argc, char** argv) {
     enum { o_pages = 1000, o_min_time, o_json, o_csv, o_peers, o_variant, o_teams, o_only, o_sweeps, o_duration, o_stores, o_peer_timeout };
     static const option longs[] = {
@@ -239,7 +241,7 @@ std::optional<options> parse(int argc, char** argv) {
                     // Every inner team runs at once: outer x inner threads in all. The product is
                     // checked before it is narrowed: 65536x65536 would wrap to 0, the OpenMP default.
                     const std::size_t threads = outer * inner;
-                    const auto limit = static_cast<std::size_t>(ccnuma::detail::max_team_threads());
+                    const auto limit = static_cast<std::size_t>(ccnuma::max_team_size());
                     if (threads > limit)
                         bad("--teams " + t + ": a team of " + std::to_string(threads) + " threads (" +
                             std::to_string(outer) + " x " + std::to_string(inner) +

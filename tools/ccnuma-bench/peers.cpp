@@ -57,6 +57,8 @@ std::set<std::string> cpu_flags() {
 /// The peer gets a process group of its own. When `timeout` seconds pass, or when it exits but
 /// something it left behind still holds the pipe, the whole group is killed: the read never
 /// waits for an EOF that may not come. Throws std::runtime_error naming `what` on a timeout.
+// Over 80 lines: spawn, read with a deadline, kill the group and reap are one sequence whose
+// error paths must each close the pipe and reap the child; split, each part would own half of it.
 std::string run_capture(const std::vector<std::string>& args, int& status, double timeout, const std::string& what) {
     int fds[2];
     if (pipe2(fds, O_CLOEXEC) != 0) throw std::runtime_error("pipe failed");

@@ -27,6 +27,13 @@ import tempfile
 IMAGE_FORMATS = ("png", "pdf", "svg", "svgz", "eps", "ps", "jpg", "jpeg", "tif", "tiff", "webp")
 
 
+# The paired ratios a row may carry (ccnuma-bench's rate(): ccnuma's rows over the best of all
+# baselines, likwid-bench's and the expert's, and over the best expert loop, of the same stores
+# where the kernel stores),
+# and what a panel of them is called.
+RATIOS = {"vs_best": "over the best of all", "vs_expert": "over the best expert loop"}
+
+
 class BadInput(Exception):
     pass
 
@@ -103,6 +110,16 @@ def read_json(path):
                 raise BadInput("%s: label is %s, not a string" % (where, json.dumps(unit)))
         p = points.setdefault((kernel, variant, n, threads), {"unit": unit})
         p[b["aggregate_name"]] = number(b.get(unit), "%s: %s" % (where, unit))
+        # A ccnuma row's paired ratios to the best baseline and to the expert's loop, with their
+        # 95% intervals (the same counters in every entry of the row; one interval needs pairs).
+        if b["aggregate_name"] == "median":
+            for r in RATIOS:
+                if r in b:
+                    lo, hi = b.get(r + "_lo"), b.get(r + "_hi")
+                    p.setdefault("ratios", {})[r] = (
+                        number(b[r], "%s: %s" % (where, r)),
+                        number(lo, "%s: %s_lo" % (where, r)) if lo is not None else None,
+                        number(hi, "%s: %s_hi" % (where, r)) if hi is not None else None)
     if not points and bench:
         raise BadInput("no median/min/max aggregates among %d benchmarks" % len(bench))
     for key, p in points.items():
@@ -451,6 +468,44 @@ def source_labels(paths):
     return [b if base.count(b) == 1 else p for b, p in zip(base, paths)]
 
 
+def draw_ratios(ax, kernel, mine, name):
+    """ccnuma's rows against N as paired ratios with their 95% intervals: over the best of all
+    baselines (solid) and over the expert loop of the same stores (dotted), one colour per row
+    and thread count, with the lines at 1 and at the 0.95 target."""
+    curves = []
+    for key, v in mine.items():
+        for r in v.get("ratios", {}):
+            c = (key[1], key[2], key[4], r)
+            if c not in curves:
+                curves.append(c)
+    teams = sorted({c[2] for c in curves})
+    names = []
+    colours = {}
+    for source, variant, t, r in curves:
+        ks = sorted((k for k in mine if (k[1], k[2], k[4]) == (source, variant, t) and r in mine[k].get("ratios", {})),
+                    key=lambda k: k[3])
+        xs = [k[3] for k in ks]
+        est = [mine[k]["ratios"][r][0] for k in ks]
+        lo = [mine[k]["ratios"][r][1] for k in ks]
+        hi = [mine[k]["ratios"][r][2] for k in ks]
+        err = [[e - l if l is not None else 0 for e, l in zip(est, lo)],
+               [h - e if h is not None else 0 for e, h in zip(est, hi)]]
+        label = name(source, variant) + (", %d thr" % t if len(teams) > 1 else "") + " " + RATIOS[r]
+        colour = colours.setdefault((source, variant, t), "C%d" % (len(colours) % 10))
+        ax.errorbar(xs, est, yerr=err, marker="o", capsize=3, label=label, color=colour,
+                    linestyle="-" if r == "vs_best" else ":")
+        names.append(label)
+    ax.axhline(1.0, color="black", linewidth=0.8)
+    ax.axhline(0.95, color="tab:red", linewidth=0.8, linestyle="--", label="0.95")
+    ax.set_xscale("log")
+    ax.set_xlabel("N (elements per array)")
+    ax.set_ylabel("paired ratio, median [95% interval]")
+    ax.set_title("%s: ccnuma over the baselines, %s thread(s)" % (kernel, ", ".join(str(t) for t in teams)))
+    ax.legend(fontsize=6)
+    xs_all = sorted({k[3] for k in mine})
+    return "%s: ratios against N %s, threads %s: %d curves: %s" % (kernel, xs_all, teams, len(names), "; ".join(names))
+
+
 def main(argv):
     inputs, output = parse_args(argv)
     for path in inputs:
@@ -496,6 +551,8 @@ def main(argv):
         teams = sorted({k[4] for k in mine})
         if len(sizes) > 1:
             panels.append((kernel, "n", mine))
+            if any("ratios" in v for v in mine.values()):
+                panels.append((kernel, "ratio", mine))
         if len(teams) > 1:
             panels.append((kernel, "threads", mine))
         if len(sizes) == 1 and len(teams) == 1:
@@ -538,6 +595,8 @@ def main(argv):
                 ax.legend(fontsize=7)
             ax.set_title(title, fontsize=9)
             drew.append("%s: %s against %s, %d samples" % (title, ", ".join(curves), x_name, len(xs)))
+        elif kind == "ratio":
+            drew.append(draw_ratios(ax, kernel, mine, name))
         elif kind == "bars":
             unit = next(iter(mine.values()))["unit"]
             keys = list(mine)  # in file order: the run's own order of variants

@@ -1,6 +1,7 @@
 #pragma once
-// What ccnuma-bench reports: one result per kernel, variant, N and team, its context, and the
-// three ways out (a table on stdout, Google Benchmark JSON, CSV).
+// What ccnuma-bench reports: one result per kernel, variant, N and team, and the three ways out:
+// a table on stdout (report.cpp), Google Benchmark JSON (report_json.cpp) and CSV
+// (report_csv.cpp). The context every result carries is context.hpp's.
 
 #include "harness.hpp"
 #include "options.hpp"
@@ -55,8 +56,14 @@ struct series {
 result bandwidth(std::string kernel, std::string variant, std::size_t n, unsigned threads, const measurement& m,
                  std::size_t index, double bytes, double bytes_wa, double flops);
 
-/// The context every result carries, as ordered key/value pairs (text header and JSON context).
-std::vector<std::pair<std::string, std::string>> context(const options& o);
+
+/// The run as Google Benchmark JSON: its context, and per result an entry per repetition and the
+/// aggregates (report_json.cpp).
+std::string results_json(const options& o, const std::vector<result>& results, const std::vector<std::string>& notes,
+                         const std::vector<series>& all_series);
+
+/// The run as CSV, one row per kernel, variant, N and thread count (report_csv.cpp).
+std::string results_csv(const std::vector<result>& results);
 
 /// Collects results, prints each as it comes, and writes JSON and CSV at the end.
 class report {

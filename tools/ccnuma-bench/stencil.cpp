@@ -146,6 +146,8 @@ __attribute__((noinline)) void dmvm_inner(const double* __restrict mat, const do
 
 }  // namespace
 
+// Over 80 lines: one experiment read top to bottom: per size and page kind, the variants'
+// lambdas share the matrix and vectors, and every result is checked against the serial product.
 void dmvm(const options& o, report& out) {
     std::vector<std::string> loops = o.variant.empty() ? std::vector<std::string>{"outer", "inner"} : std::vector<std::string>{o.variant};
     std::vector<bool> huge = o.pages ? std::vector<bool>{*o.pages == ccnuma::page_kind::huge} : std::vector<bool>{false, true};
@@ -311,6 +313,8 @@ double thp_code(const std::string& mode) {
 
 }  // namespace
 
+// Over 80 lines: the sampling loop (sweeps, GB/s and pages local per second) is one timeline;
+// split, the clock, the grids and the page counts would travel through every part.
 void jacobi(const options& o, report& out) {
     using clock = std::chrono::steady_clock;
     const double duration = o.duration.value_or(20.0);

@@ -188,29 +188,26 @@ double arrays_on(int node, const initiator* sweep, const std::vector<std::pair<u
     return k;
 }
 
-}  // namespace
 
-void tiers(const options& o, report& out) {
-    const auto& topo = ccnuma::topology::current();
-    const auto pages = o.pages ? *o.pages : ccnuma::page_kind::base;
-    const bool emulated = ccnuma::emulated_machine::current().has_value();
-    const int reps = o.reps;
-    const auto inits = initiators(topo);
-    // The sweep runs on the first initiator with DRAM and a far node near it: those are the tiers.
-    const auto at = std::find_if(inits.begin(), inits.end(), [](const initiator& i) { return i.dram >= 0 && i.far >= 0; });
-    const initiator* sweep_at = at == inits.end() ? nullptr : &*at;
-    const bool sweep = sweep_at != nullptr;
+/// What the run compares: the machine's initiators and memory nodes, the DRAM:far ratios and the
+/// initiator the sweep runs on (nullptr without a CPU-less node near an initiator).
+struct tier_run {
+    const ccnuma::topology& topo;
+    std::vector<initiator> inits;
     std::vector<unsigned> memory_nodes;
-    for (const auto& n : topo.numa_nodes())
-        if (has_memory(n)) memory_nodes.push_back(n.os_index);
-    if (emulated)
-        out.note("tiers: in ccnuma-vm (emulated machine): QEMU TCG's speeds are not the memory's, so only the placement "
-                 "(pages per node of each sweep point) is meaningful here, not the GB/s nor the optimum");
-    if (!sweep)
-        out.note("tiers: no CPU-less node among the allowed nodes (" + ccnuma::format_list(memory_nodes) +
-                 "): the DRAM:far sweep needs one, so only the bandwidth matrix ran");
-    const std::vector<std::pair<unsigned, unsigned>> ratios{{1, 0}, {4, 1}, {3, 1}, {2, 1}, {1, 1}, {1, 2}, {0, 1}};
+    const initiator* sweep_at = nullptr;
+    std::vector<std::pair<unsigned, unsigned>> ratios;
+    ccnuma::page_kind pages = ccnuma::page_kind::base;
+    bool emulated = false;
+};
 
+/// --n, or four times the last-level caches (at least 64 MiB per array) as far as every node
+/// holds it; every size is checked against the nodes' free memory before the first one runs.
+std::vector<std::size_t> tier_sizes(const options& o, const tier_run& t) {
+    const auto& topo = t.topo;
+    const auto& memory_nodes = t.memory_nodes;
+    const auto* sweep_at = t.sweep_at;
+    const auto& ratios = t.ratios;
     std::vector<std::size_t> sizes = o.sizes;
     if (sizes.empty()) {
         // Four times the last-level caches, at least 64 MiB per array, as far as every node holds it.
@@ -246,223 +243,276 @@ void tiers(const options& o, report& out) {
         need_memory("tiers", total, n);
     }
 
-    for (const std::size_t n : sizes) {
-        const double nn = static_cast<double>(n);
+    return sizes;
+}
 
-        // ---- the bandwidth matrix ------------------------------------------------------------
-        std::vector<std::unique_ptr<array>> on;
-        for (unsigned node : memory_nodes)
-            on.push_back(std::make_unique<array>(n, [](std::size_t i) { return value(i, 1); },
-                                                 ccnuma::policy{ccnuma::on_node{node, pages}}));
-        double expected = 0;
-        for (std::size_t i = 0; i < n; ++i) expected += value(i, 1);
-        for (const std::size_t cap : o.threads.empty() ? std::vector<std::size_t>{0}
-                                                       : std::vector<std::size_t>(o.threads.begin(), o.threads.end())) {
-            std::vector<initiator> team = inits;
-            for (auto& i : team)
-                if (cap && i.pus.size() > cap) i.pus.resize(cap);
-            std::vector<variant> vs;
-            std::vector<double> sums(team.size() * memory_nodes.size());
-            struct cell {
-                std::size_t init, node;
-            };
-            std::vector<cell> cells;
-            for (std::size_t i = 0; i < team.size(); ++i)
-                for (std::size_t k = 0; k < memory_nodes.size(); ++k) {
-                    const auto* pus = &team[i].pus;
-                    const double* a = on[k]->data();
-                    double* sum = &sums[cells.size()];
-                    vs.push_back(timed(
-                        team[i].name + " reads node " + std::to_string(memory_nodes[k]),
-                        [pus, a, n, sum](std::size_t b) { *sum = read_sweeps(static_cast<int>(pus->size()), a, n, b); },
-                        [pus] { pin_team(*pus); }));
-                    cells.push_back({i, k});
-                }
-            out.progress("tiers: bandwidth matrix, n = " + std::to_string(n) + ", " + std::to_string(vs.size()) + " cells");
-            const auto m = measure(vs, reps, o.min_time);
-            std::vector<std::string> rows;
-            std::string head = "tiers bandwidth matrix, n = " + std::to_string(n) +
-                               ": GB/s of a read-only sum (the expert's 4-accumulator loop), median [95% interval of the "
-                               "median] over " + std::to_string(reps) +
-                               " interleaved repetitions; rows: each package's threads, bound to its PUs; columns: the "
-                               "node the array is on (on_node)";
-            std::vector<std::string> line(team.size());
-            for (std::size_t c = 0; c < cells.size(); ++c) {
-                const auto& init = team[cells[c].init];
-                const unsigned node = memory_nodes[cells[c].node];
-                if (sums[c] != expected)
-                    wrong("tiers matrix " + vs[c].name + ": sum " + std::to_string(sums[c]) + ", expected " +
-                          std::to_string(expected));
-                pin_team(init.pus);
-                auto r = bandwidth("tiers-read", vs[c].name, n, static_cast<unsigned>(init.pus.size()), m, c, 8 * nn, 8 * nn,
-                                   nn);
-                const auto* nd = node_of(topo, static_cast<int>(node));
-                r.counters["node"] = node;
-                r.counters["node_has_cpus"] = nd && nd->has_cpus ? 1 : 0;
-                r.counters["local"] = static_cast<int>(node) == init.dram ? 1 : 0;
-                r.counters["threads_off_their_pu"] = static_cast<double>(threads_off_their_pu(init.pus));
-                const auto mi = stats_paired::median_interval(r.values);
-                if (mi.has_interval) {
-                    r.counters["median_lo"] = mi.lo;
-                    r.counters["median_hi"] = mi.hi;
-                }
-                line[cells[c].init] += "  node " + std::to_string(node) + (nd && !nd->has_cpus ? " (CPU-less)" : "") +
-                                       ": " + median_text(r.values);
-                out.add(std::move(r));
-            }
-            out.note(head);
-            for (std::size_t i = 0; i < team.size(); ++i)
-                out.note("  " + team[i].name + " (" + std::to_string(team[i].pus.size()) +
-                         (team[i].pus.size() == 1 ? " thread" : " threads") + ", DRAM node " +
-                         std::to_string(team[i].dram) + "):" + line[i]);
-        }
-        if (!sweep) continue;
-
-        // ---- the DRAM:far triad sweep ---------------------------------------------------------
-        const initiator& init = *sweep_at;
-        std::vector<unsigned> pus = init.pus;
-        if (!o.threads.empty() && pus.size() > o.threads.front()) pus.resize(o.threads.front());
-        const int threads = static_cast<int>(pus.size());
-        const auto dram = static_cast<unsigned>(init.dram), far = static_cast<unsigned>(init.far);
-        // The placing team is the timing team: first_touch's tiers and fastest plan by the PUs
-        // its threads run on, so they must be pinned while the arrays are made.
-        omp_set_num_threads(threads);
-        pin_team(pus);
-        std::vector<point> points;
-        for (const auto& [d, f] : ratios) {
-            point p;
-            p.ratio = true;
-            p.dram_weight = d;
-            p.far_weight = f;
-            if (f == 0) p.policy = ccnuma::on_node{dram, pages};
-            else if (d == 0) p.policy = ccnuma::on_node{far, pages};
-            else p.policy = ccnuma::weighted_interleave{}.nodes({dram, far}).weights({d, f}).pages(pages);
-            p.name = "DRAM:far " + std::to_string(d) + ":" + std::to_string(f) + " " + ccnuma::to_string(p.policy);
-            points.push_back(std::move(p));
-        }
-        for (ccnuma::policy pol : {ccnuma::policy{ccnuma::first_touch{}.tiers(ccnuma::by_bandwidth).pages(pages)},
-                                   ccnuma::policy{ccnuma::weighted_interleave{}.nodes({dram, far}).weights(ccnuma::by_bandwidth).pages(pages)},
-                                   ccnuma::policy{ccnuma::fastest{}.pages(pages)}}) {
-            point p;
-            p.policy = pol;
-            p.name = ccnuma::to_string(pol);
-            points.push_back(std::move(p));
-        }
-        for (auto& p : points) {
-            try {
-                p.a = std::make_unique<array>(n, 0.0, p.policy);
-                p.b = std::make_unique<array>(n, [](std::size_t i) { return value(i, 1); }, p.policy);
-                p.c = std::make_unique<array>(n, [](std::size_t i) { return value(i, 2); }, p.policy);
-            } catch (const ccnuma::error& e) {
-                // by_bandwidth without the firmware's bandwidths: the policy says so, the sweep goes on.
-                if (p.ratio || e.code() != ccnuma::errc::not_supported) throw;
-                p.skipped = e.what();
-                p.a.reset();
-                p.b.reset();
-                p.c.reset();
-                continue;
-            }
-            p.pages = pages_per_node({p.a.get(), p.b.get(), p.c.get()});
-        }
-        std::erase_if(points, [&](const point& p) {
-            if (p.skipped.empty()) return false;
-            out.note("tiers: " + p.name + " not measured: " + p.skipped);
-            return true;
-        });
-        // Each ratio's pages where it asked for them: within one round of the pattern per array
-        // (in base pages of the unit), the ends all on their node.
-        const std::size_t page = ccnuma::support().page_size;
-        const std::size_t unit_pages =
-            pages == ccnuma::page_kind::huge && ccnuma::support().huge_page_size ? ccnuma::support().huge_page_size / page : 1;
-        for (const auto& p : points) {
-            if (!p.ratio) continue;
-            std::size_t placed = 0, on_far = 0;
-            for (const auto& [node, count] : p.pages) {
-                placed += count;
-                if (node == static_cast<int>(far)) on_far += count;
-            }
-            const double asked = static_cast<double>(p.far_weight) / (p.dram_weight + p.far_weight);
-            const double slack = 3.0 * (p.dram_weight + p.far_weight) * static_cast<double>(unit_pages) + 3;
-            const auto elsewhere = placed - on_far - (p.pages.count(static_cast<int>(dram)) ? p.pages.at(static_cast<int>(dram)) : 0);
-            if (elsewhere != 0 || std::fabs(static_cast<double>(on_far) - asked * static_cast<double>(placed)) > slack)
-                wrong("tiers sweep " + p.name + ": " + std::to_string(on_far) + " of " + std::to_string(placed) +
-                      " pages on far node " + std::to_string(far) + " (" + std::to_string(elsewhere) +
-                      " on neither node), not the share asked for");
-        }
-
+/// The bandwidth matrix at n: each initiator's threads, bound to its PUs, read an array on each
+/// memory node (on_node), interleaved over the repetitions; a table of medians in the notes.
+void bandwidth_matrix(const options& o, report& out, const tier_run& t, std::size_t n) {
+    const auto& topo = t.topo;
+    const auto& inits = t.inits;
+    const auto& memory_nodes = t.memory_nodes;
+    const auto pages = t.pages;
+    const int reps = o.reps;
+    const double nn = static_cast<double>(n);
+    std::vector<std::unique_ptr<array>> on;
+    for (unsigned node : memory_nodes)
+        on.push_back(std::make_unique<array>(n, [](std::size_t i) { return value(i, 1); },
+                                             ccnuma::policy{ccnuma::on_node{node, pages}}));
+    double expected = 0;
+    for (std::size_t i = 0; i < n; ++i) expected += value(i, 1);
+    for (const std::size_t cap : o.threads.empty() ? std::vector<std::size_t>{0}
+                                                   : std::vector<std::size_t>(o.threads.begin(), o.threads.end())) {
+        std::vector<initiator> team = inits;
+        for (auto& i : team)
+            if (cap && i.pus.size() > cap) i.pus.resize(cap);
         std::vector<variant> vs;
-        for (auto& p : points) {
-            double* a = p.a->data();
-            const double *b = p.b->data(), *c = p.c->data();
-            vs.push_back(timed(
-                p.name, [threads, a, b, c, n](std::size_t k) { triad_sweeps(threads, a, b, c, n, k); },
-                [&pus] { pin_team(pus); }));
-        }
-        out.progress("tiers: DRAM:far triad sweep, n = " + std::to_string(n) + ", " + std::to_string(vs.size()) + " variants");
-        const auto m = measure(vs, reps, o.min_time);
-        std::vector<result> rs;
-        for (std::size_t k = 0; k < points.size(); ++k) {
-            const auto& p = points[k];
-            for (std::size_t i = 0; i < n; ++i)
-                if ((*p.a)[i] != value(i, 1) + triad_scalar * value(i, 2))
-                    wrong("tiers sweep " + p.name + ": a[" + std::to_string(i) + "]");
-            auto r = bandwidth("tiers-triad", p.name, n, static_cast<unsigned>(threads), m, k, 24 * nn, 32 * nn, 2 * nn);
-            r.counters["dram_node"] = dram;
-            r.counters["far_node"] = far;
-            if (p.ratio) {
-                r.counters["dram_weight"] = p.dram_weight;
-                r.counters["far_weight"] = p.far_weight;
-            }
-            std::size_t placed = 0;
-            for (const auto& [node, count] : p.pages) placed += count;
-            for (const auto& [node, count] : p.pages)
-                r.counters[node < 0 ? std::string("pages_not_present") : "pages_on_node" + std::to_string(node)] =
-                    static_cast<double>(count);
-            const auto f = p.pages.find(static_cast<int>(far));
-            r.counters["far_share"] = placed ? static_cast<double>(f == p.pages.end() ? 0 : f->second) / static_cast<double>(placed) : 0;
-            r.counters["threads_off_their_pu"] = static_cast<double>(threads_off_their_pu(pus));
-            rs.push_back(std::move(r));
-        }
-        // The optimum: the ratio with the highest median, and each variant paired with it round
-        // by round; a ratio whose interval holds 1 is as good as far as this run can tell.
-        std::size_t best = 0;
-        for (std::size_t k = 0; k < rs.size(); ++k)
-            if (points[k].ratio && summarize(rs[k].values).median > summarize(rs[best].values).median) best = k;
-        auto ratio_name = [&](std::size_t k) {
-            return std::to_string(points[k].dram_weight) + ":" + std::to_string(points[k].far_weight);
+        std::vector<double> sums(team.size() * memory_nodes.size());
+        struct cell {
+            std::size_t init, node;
         };
-        std::string against, ties, policies;
-        const bool enough = rs[best].values.size() >= stats_paired::min_pairs;
-        for (std::size_t k = 0; k < rs.size(); ++k) {
-            if (k == best) continue;
-            const auto iv = pair_with(rs[k], rs[best], "vs_best_ratio");
-            const auto v = stats_paired::judge(iv);
-            const std::string what = stats_paired::to_string(iv) + ", " + stats_paired::to_string(v);
-            if (points[k].ratio) {
-                against += (against.empty() ? "" : "; ") + ratio_name(k) + " " + what;
-                if (v == stats_paired::verdict::no_difference) ties += (ties.empty() ? "" : ", ") + ratio_name(k);
-            } else {
-                policies += (policies.empty() ? "" : "; ") + points[k].name + " " + what;
+        std::vector<cell> cells;
+        for (std::size_t i = 0; i < team.size(); ++i)
+            for (std::size_t k = 0; k < memory_nodes.size(); ++k) {
+                const auto* pus = &team[i].pus;
+                const double* a = on[k]->data();
+                double* sum = &sums[cells.size()];
+                vs.push_back(timed(
+                    team[i].name + " reads node " + std::to_string(memory_nodes[k]),
+                    [pus, a, n, sum](std::size_t b) { *sum = read_sweeps(static_cast<int>(pus->size()), a, n, b); },
+                    [pus] { pin_team(*pus); }));
+                cells.push_back({i, k});
             }
+        out.progress("tiers: bandwidth matrix, n = " + std::to_string(n) + ", " + std::to_string(vs.size()) + " cells");
+        const auto m = measure(vs, reps, o.min_time);
+        std::vector<std::string> rows;
+        std::string head = "tiers bandwidth matrix, n = " + std::to_string(n) +
+                           ": GB/s of a read-only sum (the expert's 4-accumulator loop), median [95% interval of the "
+                           "median] over " + std::to_string(reps) +
+                           " interleaved repetitions; rows: each package's threads, bound to its PUs; columns: the "
+                           "node the array is on (on_node)";
+        std::vector<std::string> line(team.size());
+        for (std::size_t c = 0; c < cells.size(); ++c) {
+            const auto& init = team[cells[c].init];
+            const unsigned node = memory_nodes[cells[c].node];
+            if (sums[c] != expected)
+                wrong("tiers matrix " + vs[c].name + ": sum " + std::to_string(sums[c]) + ", expected " +
+                      std::to_string(expected));
+            pin_team(init.pus);
+            auto r = bandwidth("tiers-read", vs[c].name, n, static_cast<unsigned>(init.pus.size()), m, c, 8 * nn, 8 * nn,
+                               nn);
+            const auto* nd = node_of(topo, static_cast<int>(node));
+            r.counters["node"] = node;
+            r.counters["node_has_cpus"] = nd && nd->has_cpus ? 1 : 0;
+            r.counters["local"] = static_cast<int>(node) == init.dram ? 1 : 0;
+            r.counters["threads_off_their_pu"] = static_cast<double>(threads_off_their_pu(init.pus));
+            const auto mi = stats_paired::median_interval(r.values);
+            if (mi.has_interval) {
+                r.counters["median_lo"] = mi.lo;
+                r.counters["median_hi"] = mi.hi;
+            }
+            line[cells[c].init] += "  node " + std::to_string(node) + (nd && !nd->has_cpus ? " (CPU-less)" : "") +
+                                   ": " + median_text(r.values);
+            out.add(std::move(r));
         }
-        char buf[300];
-        std::snprintf(buf, sizeof buf,
-                      "tiers-triad n = %zu, %s (%d threads), DRAM node %u, far node %u: the highest median is DRAM:far %s "
-                      "(%s GB/s); ",
-                      n, init.name.c_str(), threads, dram, far, ratio_name(best).c_str(),
-                      gbs(summarize(rs[best].values).median).c_str());
-        std::string verdict;
-        if (!enough)
-            verdict = "the optimum is not located: " + stats_paired::to_string(stats_paired::verdict::too_few_pairs);
-        else if (ties.empty())
-            verdict = "the optimum is DRAM:far " + ratio_name(best) + ", above every other ratio with 95% confidence";
-        else
-            verdict = "the optimum is DRAM:far " + ratio_name(best) + " or " + ties +
-                      " (no difference measurable between them)";
-        out.note(buf + verdict + (emulated ? " [emulated: not a finding]" : ""));
-        out.note("  each ratio over DRAM:far " + ratio_name(best) + ", paired by round: " + against);
-        if (!policies.empty()) out.note("  each policy over DRAM:far " + ratio_name(best) + ": " + policies);
-        for (auto& r : rs) out.add(std::move(r));
+        out.note(head);
+        for (std::size_t i = 0; i < team.size(); ++i)
+            out.note("  " + team[i].name + " (" + std::to_string(team[i].pus.size()) +
+                     (team[i].pus.size() == 1 ? " thread" : " threads") + ", DRAM node " +
+                     std::to_string(team[i].dram) + "):" + line[i]);
+    }
+}
+
+/// The sweep's placements at n, made by the pinned timing team: one per DRAM:far ratio (on_node
+/// at the ends, weighted_interleave between) and the three tier policies (a policy that cannot
+/// place without the firmware's bandwidths is left out with a note). Each ratio's pages are
+/// checked to be where it asked for them. `pus` gets the timing team's PUs.
+std::vector<point> sweep_points(const options& o, report& out, const tier_run& t, std::size_t n,
+                                std::vector<unsigned>& pus) {
+    const auto pages = t.pages;
+    const auto& ratios = t.ratios;
+    const initiator& init = *t.sweep_at;
+    pus = init.pus;
+    if (!o.threads.empty() && pus.size() > o.threads.front()) pus.resize(o.threads.front());
+    const int threads = static_cast<int>(pus.size());
+    const auto dram = static_cast<unsigned>(init.dram), far = static_cast<unsigned>(init.far);
+    // The placing team is the timing team: first_touch's tiers and fastest plan by the PUs
+    // its threads run on, so they must be pinned while the arrays are made.
+    omp_set_num_threads(threads);
+    pin_team(pus);
+    std::vector<point> points;
+    for (const auto& [d, f] : ratios) {
+        point p;
+        p.ratio = true;
+        p.dram_weight = d;
+        p.far_weight = f;
+        if (f == 0) p.policy = ccnuma::on_node{dram, pages};
+        else if (d == 0) p.policy = ccnuma::on_node{far, pages};
+        else p.policy = ccnuma::weighted_interleave{}.nodes({dram, far}).weights({d, f}).pages(pages);
+        p.name = "DRAM:far " + std::to_string(d) + ":" + std::to_string(f) + " " + ccnuma::to_string(p.policy);
+        points.push_back(std::move(p));
+    }
+    for (ccnuma::policy pol : {ccnuma::policy{ccnuma::first_touch{}.tiers(ccnuma::by_bandwidth).pages(pages)},
+                               ccnuma::policy{ccnuma::weighted_interleave{}.nodes({dram, far}).weights(ccnuma::by_bandwidth).pages(pages)},
+                               ccnuma::policy{ccnuma::fastest{}.pages(pages)}}) {
+        point p;
+        p.policy = pol;
+        p.name = ccnuma::to_string(pol);
+        points.push_back(std::move(p));
+    }
+    for (auto& p : points) {
+        try {
+            p.a = std::make_unique<array>(n, 0.0, p.policy);
+            p.b = std::make_unique<array>(n, [](std::size_t i) { return value(i, 1); }, p.policy);
+            p.c = std::make_unique<array>(n, [](std::size_t i) { return value(i, 2); }, p.policy);
+        } catch (const ccnuma::error& e) {
+            // by_bandwidth without the firmware's bandwidths: the policy says so, the sweep goes on.
+            if (p.ratio || e.code() != ccnuma::errc::not_supported) throw;
+            p.skipped = e.what();
+            p.a.reset();
+            p.b.reset();
+            p.c.reset();
+            continue;
+        }
+        p.pages = pages_per_node({p.a.get(), p.b.get(), p.c.get()});
+    }
+    std::erase_if(points, [&](const point& p) {
+        if (p.skipped.empty()) return false;
+        out.note("tiers: " + p.name + " not measured: " + p.skipped);
+        return true;
+    });
+    // Each ratio's pages where it asked for them: within one round of the pattern per array
+    // (in base pages of the unit), the ends all on their node.
+    const std::size_t page = ccnuma::support().page_size;
+    const std::size_t unit_pages =
+        pages == ccnuma::page_kind::huge && ccnuma::support().huge_page_size ? ccnuma::support().huge_page_size / page : 1;
+    for (const auto& p : points) {
+        if (!p.ratio) continue;
+        std::size_t placed = 0, on_far = 0;
+        for (const auto& [node, count] : p.pages) {
+            placed += count;
+            if (node == static_cast<int>(far)) on_far += count;
+        }
+        const double asked = static_cast<double>(p.far_weight) / (p.dram_weight + p.far_weight);
+        const double slack = 3.0 * (p.dram_weight + p.far_weight) * static_cast<double>(unit_pages) + 3;
+        const auto elsewhere = placed - on_far - (p.pages.count(static_cast<int>(dram)) ? p.pages.at(static_cast<int>(dram)) : 0);
+        if (elsewhere != 0 || std::fabs(static_cast<double>(on_far) - asked * static_cast<double>(placed)) > slack)
+            wrong("tiers sweep " + p.name + ": " + std::to_string(on_far) + " of " + std::to_string(placed) +
+                  " pages on far node " + std::to_string(far) + " (" + std::to_string(elsewhere) +
+                  " on neither node), not the share asked for");
+    }
+
+    return points;
+}
+
+/// Times the sweep's placements at n, interleaved, checks each result, and says where the
+/// optimum lies: the ratio with the highest median, every other paired with it round by round.
+void time_sweep(const options& o, report& out, const tier_run& t, std::size_t n, std::vector<point>& points,
+                const std::vector<unsigned>& pus) {
+    const initiator& init = *t.sweep_at;
+    const int threads = static_cast<int>(pus.size());
+    const auto dram = static_cast<unsigned>(init.dram), far = static_cast<unsigned>(init.far);
+    const int reps = o.reps;
+    const double nn = static_cast<double>(n);
+    const bool emulated = t.emulated;
+    std::vector<variant> vs;
+    for (auto& p : points) {
+        double* a = p.a->data();
+        const double *b = p.b->data(), *c = p.c->data();
+        vs.push_back(timed(
+            p.name, [threads, a, b, c, n](std::size_t k) { triad_sweeps(threads, a, b, c, n, k); },
+            [&pus] { pin_team(pus); }));
+    }
+    out.progress("tiers: DRAM:far triad sweep, n = " + std::to_string(n) + ", " + std::to_string(vs.size()) + " variants");
+    const auto m = measure(vs, reps, o.min_time);
+    std::vector<result> rs;
+    for (std::size_t k = 0; k < points.size(); ++k) {
+        const auto& p = points[k];
+        for (std::size_t i = 0; i < n; ++i)
+            if ((*p.a)[i] != value(i, 1) + triad_scalar * value(i, 2))
+                wrong("tiers sweep " + p.name + ": a[" + std::to_string(i) + "]");
+        auto r = bandwidth("tiers-triad", p.name, n, static_cast<unsigned>(threads), m, k, 24 * nn, 32 * nn, 2 * nn);
+        r.counters["dram_node"] = dram;
+        r.counters["far_node"] = far;
+        if (p.ratio) {
+            r.counters["dram_weight"] = p.dram_weight;
+            r.counters["far_weight"] = p.far_weight;
+        }
+        std::size_t placed = 0;
+        for (const auto& [node, count] : p.pages) placed += count;
+        for (const auto& [node, count] : p.pages)
+            r.counters[node < 0 ? std::string("pages_not_present") : "pages_on_node" + std::to_string(node)] =
+                static_cast<double>(count);
+        const auto f = p.pages.find(static_cast<int>(far));
+        r.counters["far_share"] = placed ? static_cast<double>(f == p.pages.end() ? 0 : f->second) / static_cast<double>(placed) : 0;
+        r.counters["threads_off_their_pu"] = static_cast<double>(threads_off_their_pu(pus));
+        rs.push_back(std::move(r));
+    }
+    // The optimum: the ratio with the highest median, and each variant paired with it round
+    // by round; a ratio whose interval holds 1 is as good as far as this run can tell.
+    std::size_t best = 0;
+    for (std::size_t k = 0; k < rs.size(); ++k)
+        if (points[k].ratio && summarize(rs[k].values).median > summarize(rs[best].values).median) best = k;
+    auto ratio_name = [&](std::size_t k) {
+        return std::to_string(points[k].dram_weight) + ":" + std::to_string(points[k].far_weight);
+    };
+    std::string against, ties, policies;
+    const bool enough = rs[best].values.size() >= stats_paired::min_pairs;
+    for (std::size_t k = 0; k < rs.size(); ++k) {
+        if (k == best) continue;
+        const auto iv = pair_with(rs[k], rs[best], "vs_best_ratio");
+        const auto v = stats_paired::judge(iv);
+        const std::string what = stats_paired::to_string(iv) + ", " + stats_paired::to_string(v);
+        if (points[k].ratio) {
+            against += (against.empty() ? "" : "; ") + ratio_name(k) + " " + what;
+            if (v == stats_paired::verdict::no_difference) ties += (ties.empty() ? "" : ", ") + ratio_name(k);
+        } else {
+            policies += (policies.empty() ? "" : "; ") + points[k].name + " " + what;
+        }
+    }
+    char buf[300];
+    std::snprintf(buf, sizeof buf,
+                  "tiers-triad n = %zu, %s (%d threads), DRAM node %u, far node %u: the highest median is DRAM:far %s "
+                  "(%s GB/s); ",
+                  n, init.name.c_str(), threads, dram, far, ratio_name(best).c_str(),
+                  gbs(summarize(rs[best].values).median).c_str());
+    std::string verdict;
+    if (!enough)
+        verdict = "the optimum is not located: " + stats_paired::to_string(stats_paired::verdict::too_few_pairs);
+    else if (ties.empty())
+        verdict = "the optimum is DRAM:far " + ratio_name(best) + ", above every other ratio with 95% confidence";
+    else
+        verdict = "the optimum is DRAM:far " + ratio_name(best) + " or " + ties +
+                  " (no difference measurable between them)";
+    out.note(buf + verdict + (emulated ? " [emulated: not a finding]" : ""));
+    out.note("  each ratio over DRAM:far " + ratio_name(best) + ", paired by round: " + against);
+    if (!policies.empty()) out.note("  each policy over DRAM:far " + ratio_name(best) + ": " + policies);
+    for (auto& r : rs) out.add(std::move(r));
+}
+
+}  // namespace
+
+void tiers(const options& o, report& out) {
+    tier_run t{ccnuma::topology::current(), {}, {}, nullptr, {{1, 0}, {4, 1}, {3, 1}, {2, 1}, {1, 1}, {1, 2}, {0, 1}},
+               o.pages ? *o.pages : ccnuma::page_kind::base, ccnuma::emulated_machine::current().has_value()};
+    t.inits = initiators(t.topo);
+    // The sweep runs on the first initiator with DRAM and a far node near it: those are the tiers.
+    const auto at = std::find_if(t.inits.begin(), t.inits.end(), [](const initiator& i) { return i.dram >= 0 && i.far >= 0; });
+    t.sweep_at = at == t.inits.end() ? nullptr : &*at;
+    for (const auto& n : t.topo.numa_nodes())
+        if (has_memory(n)) t.memory_nodes.push_back(n.os_index);
+    if (t.emulated)
+        out.note("tiers: in ccnuma-vm (emulated machine): QEMU TCG's speeds are not the memory's, so only the placement "
+                 "(pages per node of each sweep point) is meaningful here, not the GB/s nor the optimum");
+    if (!t.sweep_at)
+        out.note("tiers: no CPU-less node among the allowed nodes (" + ccnuma::format_list(t.memory_nodes) +
+                 "): the DRAM:far sweep needs one, so only the bandwidth matrix ran");
+    for (const std::size_t n : tier_sizes(o, t)) {
+        bandwidth_matrix(o, out, t, n);
+        if (!t.sweep_at) continue;
+        std::vector<unsigned> pus;
+        auto points = sweep_points(o, out, t, n, pus);
+        time_sweep(o, out, t, n, points, pus);
         affinity::release();
     }
     // The threads that were pinned to one PU each go back to the whole mask.

@@ -68,6 +68,8 @@ std::string states_text(const std::set<ccnuma::page_state>& s) {
 
 }  // namespace
 
+// Over 80 lines: one experiment read top to bottom: the page states are asserted before and
+// after the timed reads, on the arrays the variants' lambdas capture.
 void zero_page(const options& o, report& out) {
     // A fixed threshold keeps every calloc below on fresh mmap'ed pages; glibc's sliding one
     // would serve a second run from a heap that earlier runs wrote.

@@ -3,6 +3,7 @@
 // main.cpp reads the command line and loads the topology.
 
 #include <ccnuma/ccnuma.hpp>
+#include <ccnuma/emulated_machine.hpp>
 
 #include <string>
 #include <vector>

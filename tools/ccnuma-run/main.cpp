@@ -9,7 +9,7 @@
 
 #include <ccnuma/cpu_expression.hpp>
 #include <ccnuma/cpu_location.hpp>
-#include <ccnuma/detail/parallel.hpp>
+#include <ccnuma/schedule.hpp>
 
 #if __has_include(<omp-tools.h>)
 #include <omp-tools.h>
@@ -29,6 +29,8 @@ namespace {
 using namespace tools::run;
 using tools::usage_error;
 
+// Over 80 lines: the dispatch of ccnuma-run's modes in the order their options exclude each
+// other; each branch calls the file that does the work (show, hardware, plan, exec, watch).
 int run(int argc, char** argv) {
     const options o = parse(argc, argv);
     if (o.show) return show(o.json);
@@ -120,7 +122,7 @@ int run(int argc, char** argv) {
     if (binds) {
         // The command starts every thread of the plan; refuse here what its OpenMP runtime
         // cannot start (it would exit with "Thread creation failed"), by the library's own rule.
-        (void)ccnuma::detail::team_size(
+        (void)ccnuma::team_size(
             ccnuma::schedule{0, static_cast<unsigned>(std::min<std::size_t>(plan->size(), UINT_MAX))},
             "plan " + spec.to_string() + " of " + std::to_string(plan->size()) + " threads");
         export_binding(o, spec, topo, omp);

@@ -89,6 +89,8 @@ void set_memory(options& o, const char* name, ccnuma::memory_policy::mode kind, 
 
 }  // namespace
 
+// Over 80 lines: one getopt switch, one case per option in --help's order, each checking its
+// own value; the cases share nothing but the options they fill.
 options parse(int argc, char** argv) {
     using mode = ccnuma::memory_policy::mode;
     static const option longs[] = {

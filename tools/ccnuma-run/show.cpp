@@ -51,6 +51,8 @@ void print_mask(const char* label, const std::vector<unsigned>& v) {
 // numactl --show: what this process runs on and allocates from, with numactl's labels and
 // meanings (libnuma's numa_get_membind: the policy's nodes under bind, else every allowed
 // node; "preferred": the policy's nodes), then ccnuma's own lines.
+// Over 80 lines: numactl --show's lines in numactl's order, then ccnuma's, each from one fact;
+// the text and the JSON are written side by side so that they cannot say different things.
 int show(bool json) {
     const std::vector<unsigned> cpus = ccnuma::detail::this_thread_cpus();
     ccnuma::topology_options to;

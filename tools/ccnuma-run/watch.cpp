@@ -74,6 +74,8 @@ std::string exit_text(int status) {
 
 }  // namespace
 
+// Over 80 lines: fork, exec and the sampling loop share the child's pid and status pipe, and
+// every error path must reap the child; one function keeps that lifetime in view.
 int watch_command(const options& o, const std::optional<ccnuma::memory_policy>& memory) {
     if (o.watch_json) tools::check_output(*o.watch_json, "series JSON");
     // The exec's outcome comes back through a pipe that the exec closes: nothing read means the

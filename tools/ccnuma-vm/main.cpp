@@ -45,6 +45,8 @@ std::string gib(std::uint64_t bytes) {
     return buf;
 }
 
+// Over 80 lines: ccnuma-vm's one sequence: check the request, prepare the kit, check memory,
+// boot, and report; each step calls qemu.cpp or guest.cpp, and every check comes before the boot.
 int run(int argc, char** argv) {
     options o = parse(argc, argv);
     request& r = o.req;

@@ -94,6 +94,8 @@ bool valid_name(std::string_view name) {
 
 std::string absolute(const std::string& p) { return std::filesystem::absolute(p).lexically_normal().string(); }
 
+// Over 80 lines: one getopt switch, one case per option in --help's order, each checking its
+// own value; the cases share nothing but the options they fill.
 options parse(int argc, char** argv) {
     enum : int {
         opt_nodes = 256, opt_cores, opt_threads, opt_sockets, opt_mem, opt_memory_node, opt_distances, opt_thp, opt_balancing, opt_copy,

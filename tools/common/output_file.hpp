@@ -226,6 +226,8 @@ struct output {
 /// then files with several hard links in place, then the renames. Throws std::runtime_error
 /// naming the file and the reason; then no temporary file is left, and no replaced file was
 /// touched.
+// Over 80 lines: all files are written and checked before the first rename, and every failure
+// removes every temporary; the guard and the two lists are that transaction's state.
 inline void write_outputs(const std::vector<output>& outputs) {
     struct pending {
         const output* out;

@@ -73,8 +73,14 @@ void assign_node(T* dst, std::size_t n, const Node& e, const ccnuma::schedule& s
         if (stream_write(dst, n, s, mode, aliases, [node = e.eval()](std::size_t i) noexcept { return node[i]; }))
             return;
     // A copy of the node's evaluator in the closure: its pointers are then locals of the outlined
-    // region, which the compiler keeps in registers (evaluator_of, expression.hpp).
-    parallel_for(n, s, [dst, node = e.eval()](std::size_t i) noexcept(Node::nothrow) { dst[i] = node[i]; });
+    // region, which the compiler keeps in registers (evaluator_of, expression.hpp). An operand
+    // here is the destination itself or does not overlap it, so element i depends on nothing
+    // but element i of the operands: the loop is elementwise.
+    const auto node = e.eval();
+    if constexpr (Node::nothrow && std::is_nothrow_copy_assignable_v<T>)
+        parallel_elementwise(n, s, [dst, node](std::size_t i) noexcept { dst[i] = node[i]; });
+    else
+        parallel_for(n, s, [dst, node](std::size_t i) noexcept(Node::nothrow) { dst[i] = node[i]; });
 }
 
 }  // namespace ccnuma::detail

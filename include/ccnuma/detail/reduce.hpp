@@ -37,7 +37,7 @@ typename Node::value_type fold_node(const Node& e, Fold fold, operation_name wha
     }
     const ccnuma::schedule s = e.placed_by() ? *e.placed_by() : ccnuma::schedule{};
     check_covers(s, n, what);
-    const int requested = team_size(s, what);
+    const int requested = detail::team_size(s, what);
     std::vector<fold_slot<V>> partial(static_cast<std::size_t>(requested));
     unsigned threads = 1;
     std::atomic<bool> failed{false};

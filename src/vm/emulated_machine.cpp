@@ -1,3 +1,5 @@
+#include "../scan.hpp"
+
 #include <ccnuma/detail/throw_error.hpp>
 #include <ccnuma/emulated_machine.hpp>
 
@@ -24,10 +26,9 @@ constexpr std::uint64_t mib = std::uint64_t{1} << 20;
 }
 
 bool parse_unsigned(std::string_view text, unsigned& out) {
-    if (text.empty()) return false;
-    const auto* end = text.data() + text.size();
-    auto [p, ec] = std::from_chars(text.data(), end, out);
-    return ec == std::errc{} && p == end;
+    const auto v = detail::whole_number<unsigned>(text);
+    if (v) out = *v;
+    return v.has_value();
 }
 
 unsigned field_number(std::string_view key, std::string_view value, std::string_view text) {

@@ -1,0 +1,185 @@
+#include "context.hpp"
+
+#include "baselines.hpp"
+#include "numbers.hpp"
+
+#include <ccnuma/binding.hpp>
+#include <ccnuma/detail/os.hpp>
+#include <ccnuma/emulated_machine.hpp>
+#include <ccnuma/pages.hpp>
+#include <ccnuma/placement.hpp>
+#include <ccnuma/topology.hpp>
+#include <ccnuma/version.hpp>
+
+#include <omp.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <ctime>
+#include <set>
+
+extern char** environ;
+
+#ifndef CCNUMA_GIT_HASH
+#define CCNUMA_GIT_HASH "unknown"
+#endif
+
+namespace bench {
+
+namespace {
+
+std::string compiler() {
+#if defined(__clang__)
+    return std::string("clang ") + __clang_version__;
+#elif defined(__GNUC__)
+    return std::string("gcc ") + __VERSION__;
+#else
+    return "unknown";
+#endif
+}
+
+std::string mhz() {
+    const auto values = ccnuma::detail::cpuinfo("cpu MHz");
+    return values.empty() ? "0" : values.front();
+}
+
+std::string cpu_model() {
+    const auto values = ccnuma::detail::cpuinfo("model name");
+    return values.empty() ? "unknown" : values.front();
+}
+
+std::string date() {
+    char buf[64];
+    const std::time_t t = std::time(nullptr);
+    std::tm tm{};
+    gmtime_r(&t, &tm);
+    std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%S+00:00", &tm);
+    return buf;
+}
+
+/// The team sizes the run will use: --threads, the --teams shapes, else the default team.
+unsigned largest_team(const options& o) {
+    unsigned t = o.threads.empty() ? static_cast<unsigned>(omp_get_max_threads()) : 0;
+    for (unsigned x : o.threads) t = std::max(t, x);
+    for (const auto& shape : o.teams) {
+        const auto x = shape.find_first_of("xX");
+        if (x == std::string::npos) continue;
+        const unsigned long a = std::strtoul(shape.c_str(), nullptr, 10), b = std::strtoul(shape.c_str() + x + 1, nullptr, 10);
+        t = std::max(t, static_cast<unsigned>(a * b));
+    }
+    return t;
+}
+
+}  // namespace
+
+const std::array<double, 3>& start_load() {
+    static const std::array<double, 3> load = [] {
+        std::array<double, 3> l{-1, -1, -1};
+        if (getloadavg(l.data(), 3) != 3) l = {-1, -1, -1};
+        return l;
+    }();
+    return load;
+}
+
+std::size_t allowed_pus() {
+    if (omp_get_proc_bind() != omp_proc_bind_false && omp_get_num_places() > 0) {
+        std::set<int> ids;
+        for (int p = 0; p < omp_get_num_places(); ++p) {
+            std::vector<int> v(static_cast<std::size_t>(omp_get_place_num_procs(p)));
+            if (!v.empty()) omp_get_place_proc_ids(p, v.data());
+            ids.insert(v.begin(), v.end());
+        }
+        if (!ids.empty()) return ids.size();
+    }
+    return ccnuma::topology::current().allowed_cpus().size();
+}
+
+std::vector<std::string> run_warnings(const options& o) {
+    std::vector<std::string> w;
+    const std::size_t pus = allowed_pus();
+    const unsigned team = largest_team(o);
+    if (team > pus)
+        w.push_back("oversubscribed: " + std::to_string(team) + " threads on " + std::to_string(pus) +
+                    " allowed PUs; threads share PUs and wait for time slices, rows with more threads than PUs are "
+                    "flagged");
+    const auto& load = start_load();
+    const long online = sysconf(_SC_NPROCESSORS_ONLN);
+    if (online > 0 && load[0] > static_cast<double>(online))
+        w.push_back("the load average was " + fixed(load[0], 2) + " at the start, above the " + std::to_string(online) +
+                    " PUs online: other processes compete for the CPUs and memory bandwidth");
+    return w;
+}
+
+bool cpu_scaling_enabled() {
+    const long cpus = sysconf(_SC_NPROCESSORS_CONF);
+    for (long cpu = 0; cpu < cpus; ++cpu) {
+        const std::string governor = ccnuma::detail::cpufreq(static_cast<unsigned>(cpu), "scaling_governor");
+        if (!governor.empty() && governor != "performance") return true;
+    }
+    return false;
+}
+
+std::vector<std::pair<std::string, std::string>> context(const options& o) {
+    std::vector<std::pair<std::string, std::string>> c;
+    // The whole machine, not the affinity mask: with OMP_PLACES set the runtime has already
+    // narrowed the initial thread's mask to its first place.
+    ccnuma::topology_options whole;
+    whole.use_affinity_mask = false;
+    const auto topo = ccnuma::topology::load(whole);
+    // has_cpus, not cpus: a node whose CPUs all lie outside the affinity mask has none allowed,
+    // yet it is no CPU-less memory.
+    unsigned nodes = 0, cpu_less = 0;
+    for (const auto& n : topo.numa_nodes()) (n.has_cpus ? nodes : cpu_less) += 1;
+    char host[256] = "unknown";
+    gethostname(host, sizeof host - 1);
+    c.emplace_back("date", date());
+    c.emplace_back("host_name", host);
+    c.emplace_back("cpu", cpu_model());
+    c.emplace_back("mhz_per_cpu", mhz());
+    c.emplace_back("topology", topo.description() + ", " + std::to_string(topo.allowed_cpus().size()) + " PUs, " +
+                                   std::to_string(nodes) + " NUMA node(s) with CPUs" +
+                                   (cpu_less ? ", " + std::to_string(cpu_less) + " CPU-less" : ""));
+    std::string caches;
+    for (const auto& k : topo.caches())
+        caches += (caches.empty() ? "" : ", ") + std::string("L") + std::to_string(k.level) + " " +
+                  std::to_string(k.bytes / 1024) + " KiB (" + std::to_string(k.pus.size()) + " PUs)";
+    c.emplace_back("caches", caches.empty() ? "unknown" : caches);
+    if (const auto vm = ccnuma::emulated_machine::current())
+        c.emplace_back("emulated", vm->to_string() + " (ccnuma-vm: placement is real, speed is not)");
+    c.emplace_back("pages", ccnuma::support().to_string());
+    c.emplace_back("threads", o.threads.empty() ? std::to_string(omp_get_max_threads()) : [&] {
+        std::string s;
+        for (unsigned t : o.threads) s += (s.empty() ? "" : ",") + std::to_string(t);
+        return s;
+    }());
+    std::string plan = "none (threads float unless OMP_PROC_BIND/OMP_PLACES bind them)";
+    if (!o.bind.empty()) {
+        const auto& p = ccnuma::current_plan();
+        plan = o.bind + ": PUs";
+        for (const auto& t : p.threads()) plan += " " + std::to_string(t.pu);
+        plan += ", " + std::to_string(p.numa_nodes_used()) + " node(s)";
+    }
+    c.emplace_back("binding", plan);
+    c.emplace_back("policy", ccnuma::to_string(o.container_policy()));
+    std::string omp;
+    for (char** e = environ; *e; ++e) {
+        const std::string v = *e;
+        if (v.rfind("OMP_", 0) == 0 || v.rfind("GOMP_", 0) == 0 || v.rfind("KMP_", 0) == 0 || v.rfind("CCNUMA_", 0) == 0)
+            omp += (omp.empty() ? "" : " ") + v;
+    }
+    c.emplace_back("environment", omp.empty() ? "(no OMP_*, GOMP_*, KMP_* or CCNUMA_* variables)" : omp);
+    c.emplace_back("compiler", compiler());
+    c.emplace_back("flags", expert::flags());
+    c.emplace_back("isa", std::string(expert::isa()) + " (the widest vectors the kernels were compiled for)");
+    const auto& load = start_load();
+    c.emplace_back("load_avg", fixed(load[0], 2) + " " + fixed(load[1], 2) + " " + fixed(load[2], 2) + " (at the start)");
+    c.emplace_back("allowed_pus", std::to_string(allowed_pus()));
+    std::string warnings;
+    for (const auto& w : run_warnings(o)) warnings += (warnings.empty() ? "" : "; ") + w;
+    c.emplace_back("warnings", warnings.empty() ? "none" : warnings);
+    c.emplace_back("ccnuma", std::string(ccnuma::version_string) + ", git " + CCNUMA_GIT_HASH);
+    return c;
+}
+
+}  // namespace bench
