@@ -167,7 +167,10 @@ void parallel_elementwise(std::size_t n, const ccnuma::schedule& s, const Body& 
             const ccnuma::partition& p = s.partition;
             const auto team = static_cast<unsigned>(omp_get_num_threads());
             for (auto part = static_cast<unsigned>(omp_get_thread_num()); part < p.parts(); part += team) {
-                const auto [lo, hi] = p.range(part);
+                // Plain variables, not a structured binding: clang 14 cannot refer to a binding
+                // from the simd loop's outlined body.
+                const auto range = p.range(part);
+                const std::size_t lo = range.first, hi = range.second;
 #pragma omp simd
                 for (std::size_t i = lo; i < hi; ++i) body(i);
             }
