@@ -553,7 +553,9 @@ def main(argv):
             panels.append((kernel, "n", mine))
             if any("ratios" in v for v in mine.values()):
                 panels.append((kernel, "ratio", mine))
-        if len(teams) > 1:
+        # Against threads only where the run is a scaling run: a size sweep at 1 and 2 threads
+        # would draw a curve per variant and size (208 for triad's 13 rows at 8 sizes).
+        if len(teams) > 1 and len(teams) >= len(sizes):
             panels.append((kernel, "threads", mine))
         if len(sizes) == 1 and len(teams) == 1:
             panels.append((kernel, "bars", mine))
