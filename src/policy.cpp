@@ -2,6 +2,8 @@
 // action, a mode, nodes, a schedule, a page size and a name, and the node checks made against
 // the kernel's allowed set. How the kernel is then asked is the OS layer's (src/os/).
 
+#include "scan.hpp"
+
 #include "placement_internal.hpp"
 
 #include <ccnuma/detail/throw_error.hpp>
@@ -228,12 +230,11 @@ std::vector<std::string_view> split_arguments(std::string_view text, std::string
 }
 
 std::uint64_t number(std::string_view text, std::string_view digits, std::string_view what, std::uint64_t max) {
-    std::uint64_t v = 0;
-    const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), v);
-    if (digits.empty() || ec != std::errc{} || end != digits.data() + digits.size() || v > max)
+    const auto v = detail::whole_number<std::uint64_t>(digits);
+    if (!v || *v > max)
         bad_policy(text, std::string(what) + " " + detail::quote(digits) + " is not a number from 0 to " +
                              std::to_string(max));
-    return v;
+    return *v;
 }
 
 constexpr std::uint64_t max_node = (1u << 20) - 1;  // parse_list's bound: far above any machine
