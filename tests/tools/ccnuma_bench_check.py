@@ -554,9 +554,30 @@ def peers_affinity_test(binary):
     print("ok: %d peer runs under --bind started with CPUs %s" % (len(seen), allowed))
 
 
+def git_test(binary):
+    """The context's commit is the source's at build time, "-dirty" when tracked files differ from
+    it (cmake/git_hash.cmake): a build directory configured at one commit and rebuilt at a later
+    one printed the first commit's hash beside the later code."""
+    source = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    try:
+        head = subprocess.run(["git", "-C", source, "rev-parse", "--short", "HEAD"], capture_output=True, text=True)
+        dirty = subprocess.run(["git", "-C", source, "diff", "--quiet", "HEAD", "--"]).returncode == 1
+        expected = head.stdout.strip() + ("-dirty" if dirty else "") if head.returncode == 0 else "unknown"
+    except FileNotFoundError:
+        expected = "unknown"
+    rc, out, err = run([binary, "triad", "--n", "1000", "--reps", "2", "--min-time", "0.001", "--threads", "1"])
+    check(rc == 0, "triad: " + err)
+    line = [l for l in out.splitlines() if l.startswith("# ccnuma: ")]
+    check(len(line) == 1 and line[0].endswith(", git " + expected),
+          "the context names the source's commit %s: %s" % (expected, line))
+    print("ok: the context's commit is the source's (%s)" % expected)
+
+
 def main():
     binary, what = sys.argv[1], sys.argv[2]
-    if what == "kernel":
+    if what == "git":
+        git_test(binary)
+    elif what == "kernel":
         kernel_test(binary, sys.argv[3], sys.argv[4:])
     elif what == "zero-page":
         zero_page_test(binary)

@@ -2,6 +2,7 @@
 
 #include "baselines.hpp"
 #include "numbers.hpp"
+#include "ccnuma_git_hash.hpp"  // written at build time (cmake/git_hash.cmake)
 
 #include <ccnuma/binding.hpp>
 #include <ccnuma/detail/os.hpp>
@@ -21,9 +22,6 @@
 
 extern char** environ;
 
-#ifndef CCNUMA_GIT_HASH
-#define CCNUMA_GIT_HASH "unknown"
-#endif
 
 namespace bench {
 
