@@ -30,6 +30,16 @@
 #include <type_traits>
 #include <variant>
 
+// The simd construct of parallel_elementwise. GCC needs it: its -O2 cost model ("very cheap")
+// refuses every loop that needs an epilogue. Clang vectorizes such loops at -O2 on its own, and
+// with the construct it warns (-Wpass-failed, an error under -Werror) for every element type it
+// cannot vectorize, which a header must not do to its users' builds.
+#if defined(__clang__)
+#define CCNUMA_DETAIL_ELEMENTWISE_SIMD
+#else
+#define CCNUMA_DETAIL_ELEMENTWISE_SIMD _Pragma("omp simd")
+#endif
+
 namespace ccnuma::detail {
 
 template <class Policy>
@@ -150,40 +160,6 @@ void for_static(std::size_t n, const ccnuma::schedule& s, Body&& body) {
     }
 }
 
-/// body(i) for i in [0, n) in a new team, partitioned by `s`, for a body whose iterations are
-/// independent of each other (an element of an expression written to the same element of the
-/// destination): `#pragma omp for simd`, with the partition's ranges as `omp simd` loops. The
-/// simd construct is what vectorizes the loop at -O2: GCC 12's -O2 cost model ("very cheap")
-/// refuses every loop that needs an epilogue, so the triad ran scalar there, at 0.70 of the
-/// expert's `omp parallel for simd` in the L2 (issue 35). Not for parallel_for's general bodies,
-/// which may carry a dependence from one iteration to the next within a thread.
-template <class Body>
-void parallel_elementwise(std::size_t n, const ccnuma::schedule& s, const Body& body) {
-    static_assert(noexcept(body(std::size_t{})), "an elementwise body cannot throw");
-    if (n == 0) return;
-    check_covers(s, n, "a parallel loop");
-    in_team(s, "a parallel loop", [&] {
-        if (!s.partition.empty()) {
-            const ccnuma::partition& p = s.partition;
-            const auto team = static_cast<unsigned>(omp_get_num_threads());
-            for (auto part = static_cast<unsigned>(omp_get_thread_num()); part < p.parts(); part += team) {
-                // Plain variables, not a structured binding: clang 14 cannot refer to a binding
-                // from the simd loop's outlined body.
-                const auto range = p.range(part);
-                const std::size_t lo = range.first, hi = range.second;
-#pragma omp simd
-                for (std::size_t i = lo; i < hi; ++i) body(i);
-            }
-        } else if (s.chunk == 0) {
-#pragma omp for simd schedule(static) nowait
-            for (std::size_t i = 0; i < n; ++i) body(i);
-        } else {
-#pragma omp for simd schedule(static, s.chunk) nowait
-            for (std::size_t i = 0; i < n; ++i) body(i);
-        }
-    });
-}
-
 /// body(i) for i in [0, n) in a new team, partitioned by `s`. If body can throw, the first
 /// exception stops every thread at its next element and is rethrown here; what was done stays
 /// done. A noexcept body runs as the bare loop, so that it vectorizes.
@@ -242,6 +218,31 @@ void static_ranges(std::size_t n, const ccnuma::schedule& s, unsigned t, unsigne
 }
 
 /// How many of the n iterations schedule(static, chunk) gives thread t of `threads`: the sum of
+/// body(i) for i in [0, n) in a new team, partitioned by `s`, for a body whose iterations are
+/// independent of each other (an element of an expression written to the same element of the
+/// destination): each thread's static ranges as `omp simd` loops (with GCC; see
+/// CCNUMA_DETAIL_ELEMENTWISE_SIMD). The simd construct is what vectorizes the loop at -O2: GCC 12's -O2 cost model ("very cheap")
+/// refuses every loop that needs an epilogue, so the triad ran scalar there, at 0.70 of the
+/// expert's `omp parallel for simd` in the L2 (issue 35). Not for parallel_for's general bodies,
+/// which may carry a dependence from one iteration to the next within a thread.
+template <class Body>
+void parallel_elementwise(std::size_t n, const ccnuma::schedule& s, const Body& body) {
+    static_assert(noexcept(body(std::size_t{})), "an elementwise body cannot throw");
+    if (n == 0) return;
+    check_covers(s, n, "a parallel loop");
+    in_team(s, "a parallel loop", [&] {
+        // Each thread's ranges from the copy of the runtime's partition (static_ranges, as the
+        // streaming writes use), each an `omp simd` loop: `#pragma omp for simd` inside this
+        // lambda crashed clang 14's code generation (a segfault in EmitOMPForSimdDirective).
+        const auto t = static_cast<unsigned>(omp_get_thread_num());
+        const auto threads = static_cast<unsigned>(omp_get_num_threads());
+        static_ranges(n, s, t, threads, [&](std::size_t lo, std::size_t hi) {
+            CCNUMA_DETAIL_ELEMENTWISE_SIMD
+            for (std::size_t i = lo; i < hi; ++i) body(i);
+        });
+    });
+}
+
 /// static_ranges' ranges, in O(1).
 inline std::size_t static_count(std::size_t n, std::size_t chunk, unsigned t, unsigned threads) noexcept {
     if (chunk == 0) return n / threads + (t < n % threads ? 1 : 0);
