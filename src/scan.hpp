@@ -1,7 +1,8 @@
 #pragma once
 // The one reader of numbers and range lists in the library's parsers (issue 36): CPU and node
 // lists (list.cpp), likwid-pin expressions (cpu_expression.cpp), hwloc locations
-// (cpu_location.cpp), binding specs (binding_spec.cpp), CCNUMA_STREAMING_THRESHOLD (stores.cpp)
+// (cpu_location.cpp), binding specs (binding_spec.cpp), placement policies (policy.cpp),
+// CCNUMA_STREAMING_THRESHOLD (stores.cpp)
 // and ccnuma-vm's machine shapes (vm/emulated_machine.cpp). Before, each had its own digit loop
 // and bounds check, and two had drifted apart: one quoted a multibyte character by its first
 // byte. What a number is, how large it may be and what a message says about a bad one is
