@@ -9,6 +9,7 @@ a PNG, and bad options give one line on stderr and a non-zero exit.
     ccnuma_bench_check.py BIN plot                    plot writes a PNG from JSON and from CSV
     ccnuma_bench_check.py BIN plot-sweep              plot draws every thread count of a sweep
     ccnuma_bench_check.py BIN plot-files              plot keeps two result files apart
+    ccnuma_bench_check.py BIN plot-parts              plot joins one sweep's files; --variant
     ccnuma_bench_check.py BIN plot-series             plot draws a JSON's time series
     ccnuma_bench_check.py BIN plot-watch              plot draws a ccnuma-ps series (pages local, layout strip)
     ccnuma_bench_check.py BIN plot-bad                bad input: one line on stderr, exit 1
@@ -356,6 +357,28 @@ def plot_files_test(binary):
     print("ok: plot keeps two files apart")
 
 
+def plot_parts_test(binary):
+    """One sweep in two files, a thread count each: drawn as one run, so the threads panel has
+    curves through both files, named without a file; --variant keeps the rows it names."""
+    with tempfile.TemporaryDirectory() as tmp:
+        a = tiny(binary, ["sum", "--n", "1000,10000", "--threads", "1"], tmp, "t1")
+        b = tiny(binary, ["sum", "--n", "1000,10000", "--threads", "2"], tmp, "t2")
+        drew = plot(binary, [a, b], tmp)
+        by_t = [l for l in drew if l.startswith("sum: GB/s against threads [1, 2], N [1000, 10000]")]
+        check(len(by_t) == 1, "one threads panel through both files: %s" % drew)
+        curves = by_t[0].split(" curves: ")[1].split("; ")
+        check(not any(".json]" in c for c in curves), "curves of one sweep name no file: %s" % curves)
+        drew = plot(binary, [a, b, "--variant", "par::reduce", "--variant", "4-accumulator"], tmp)
+        for l in drew:
+            curves = l.split(" curves: ")[1].split("; ")
+            check(curves and all("par::reduce" in c or "4-accumulator" in c for c in curves),
+                  "--variant keeps the rows it names: %s" % l)
+        check(any("seg_array par::reduce, N = 1000" in l for l in drew), "par::reduce drawn: %s" % drew)
+        rc, _, err = run([binary, "plot", a, "--variant", "no such variant", "-o", os.path.join(tmp, "x.png")])
+        check(rc == 1 and err.count("\n") == 1 and "no such variant" in err, "a variant that matches nothing: %r" % err)
+    print("ok: plot draws one sweep in several files as one run, and --variant keeps what it names")
+
+
 def plot_series_test(binary):
     """A JSON with a time series (as jacobi writes it): GB/s and pages local against elapsed seconds."""
     with tempfile.TemporaryDirectory() as tmp:
@@ -543,15 +566,25 @@ def peers_affinity_test(binary):
                     "Iterations per thread:\\t1\\n'\n" % log)
         os.chmod(fake, 0o755)
         env = dict(os.environ, PATH=tmp + ":" + os.environ.get("PATH", "/usr/bin:/bin"))
-        rc, out, err = run([binary, "triad", "--peers", "--bind", "%d,compact" % len(allowed), "--n", "1000",
-                            "--reps", "1", "--min-time", "0.001", "--quiet"], env)
-        check(rc == 0, "triad --peers --bind exited %d: %s" % (rc, err.strip()[-500:]))
-        seen = open(log).read().split("\n")
-        seen = [line for line in seen if line]
-        check(seen, "the stand-in likwid-bench ran")
-        check(all(line == str(allowed) for line in seen),
-              "peers start with every allowed CPU %s, not the bound thread's: %s" % (allowed, sorted(set(seen))))
-    print("ok: %d peer runs under --bind started with CPUs %s" % (len(seen), allowed))
+        env.pop("OMP_PROC_BIND", None)
+        env.pop("OMP_PLACES", None)
+        # Bound by ccnuma-bench's --bind, and by the OpenMP runtime: libgomp pins the initial
+        # thread to the first place before main (a peer of 16 threads then ran on one core).
+        runs = [(["--bind", "%d,compact" % len(allowed)], {}),
+                (["--threads", str(len(allowed))], {"OMP_PROC_BIND": "close", "OMP_PLACES": "threads"})]
+        seen = []
+        for extra, omp in runs:
+            open(log, "w").close()
+            rc, out, err = run([binary, "triad", "--peers", "--n", "1000", "--reps", "1", "--min-time", "0.001",
+                                "--quiet"] + extra, dict(env, **omp))
+            check(rc == 0, "triad --peers %s exited %d: %s" % (" ".join(extra), rc, err.strip()[-500:]))
+            lines = [line for line in open(log).read().split("\n") if line]
+            check(lines, "the stand-in likwid-bench ran (%s %s)" % (" ".join(extra), omp))
+            check(all(line == str(allowed) for line in lines),
+                  "peers start with every allowed CPU %s, not the bound thread's (%s %s): %s"
+                  % (allowed, " ".join(extra), omp, sorted(set(lines))))
+            seen += lines
+    print("ok: %d peer runs under --bind and OMP_PROC_BIND started with CPUs %s" % (len(seen), allowed))
 
 
 def git_test(binary):
@@ -587,6 +620,8 @@ def main():
         plot_sweep_test(binary)
     elif what == "plot-files":
         plot_files_test(binary)
+    elif what == "plot-parts":
+        plot_parts_test(binary)
     elif what == "plot-series":
         plot_series_test(binary)
     elif what == "plot-watch":

@@ -1,6 +1,7 @@
 #include "context.hpp"
 
 #include "baselines.hpp"
+#include "kernels.hpp"
 #include "numbers.hpp"
 #include "ccnuma_git_hash.hpp"  // written at build time (cmake/git_hash.cmake)
 
@@ -18,7 +19,6 @@
 #include <algorithm>
 #include <cstdlib>
 #include <ctime>
-#include <set>
 
 extern char** environ;
 
@@ -80,18 +80,7 @@ const std::array<double, 3>& start_load() {
     return load;
 }
 
-std::size_t allowed_pus() {
-    if (omp_get_proc_bind() != omp_proc_bind_false && omp_get_num_places() > 0) {
-        std::set<int> ids;
-        for (int p = 0; p < omp_get_num_places(); ++p) {
-            std::vector<int> v(static_cast<std::size_t>(omp_get_place_num_procs(p)));
-            if (!v.empty()) omp_get_place_proc_ids(p, v.data());
-            ids.insert(v.begin(), v.end());
-        }
-        if (!ids.empty()) return ids.size();
-    }
-    return ccnuma::topology::current().allowed_cpus().size();
-}
+std::size_t allowed_pus() { return affinity::start_cpus().size(); }
 
 std::vector<std::string> run_warnings(const options& o) {
     std::vector<std::string> w;

@@ -63,6 +63,9 @@ namespace affinity {
 /// Pins the calling thread to the PU its path (omp_get_ancestor_thread_num at every level) has
 /// in `plan`.
 void pin(const ccnuma::binding_plan& plan);
+/// The CPUs the process was started with: the union of the OpenMP places where the runtime
+/// binds, else the mask before ccnuma-bench bound anything. The allowed PUs of the context.
+const std::vector<unsigned>& start_cpus() noexcept;
 /// Gives the calling thread the whole mask the process started with.
 void release();
 /// For its lifetime the calling thread has the mask the process started with; its own comes

@@ -42,20 +42,29 @@ std::string plot_script() {
 int plot(int argc, char** argv) {
     // Checked here too, so that a wrong call is one line before Python starts.
     static const option longs[] = {{"output", required_argument, nullptr, 'o'},
+                                   {"variant", required_argument, nullptr, 'v'},
                                    {"help", no_argument, nullptr, 'h'},
                                    {nullptr, 0, nullptr, 0}};
-    static const tools::value_help values[] = {{'o', "a figure file", "fig.png"}};
+    static const tools::value_help values[] = {{'o', "a figure file", "fig.png"},
+                                               {'v', "a part of a variant's name", "\"a = b + c * d\""}};
     // No "+": getopt permutes, so -o may come before, between or after the results.
-    tools::option_parser p("ccnuma-bench plot", argc, argv, ":o:h", longs, values);
+    tools::option_parser p("ccnuma-bench plot", argc, argv, ":o:v:h", longs, values);
     const std::string help =
-        "usage: ccnuma-bench plot RESULTS.json|RESULTS.csv... -o FIG.png|.pdf|.svg|...\n"
+        "usage: ccnuma-bench plot RESULTS.json|RESULTS.csv... -o FIG.png|.pdf|.svg|... [--variant TEXT]...\n"
         "GB/s against N (log x) per variant and thread count, GB/s against threads, bars per placement\n"
         "variant, and the JSON's time series (jacobi: GB/s and pages local against elapsed seconds); min/max\n"
         "error bars, each file's name on its curves and its context in the caption. Prints what it drew.\n"
+        "  -v, --variant TEXT  only the rows whose variant's name holds TEXT (again for more): a thread\n"
+        "                      scaling run's figure for one variant beside its baseline, say\n"
         "Needs python3-matplotlib.\n";
     std::vector<std::string> args;
     bool output = false;
     for (int c = p.next(help); c != -1; c = p.next(help)) {
+        if (c == 'v') {
+            args.push_back("--variant");
+            args.push_back(p.value());
+            continue;
+        }
         if (c != 'o') throw std::invalid_argument("plot: unknown option (" + p.see_help() + ")");
         if (output) throw std::invalid_argument("plot: -o given twice (one figure per call)");
         output = true;

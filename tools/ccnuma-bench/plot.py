@@ -5,7 +5,9 @@ Reads ccnuma-bench's Google Benchmark JSON (median/min/max aggregates, and the "
 time series) or its CSV. Draws, per kernel: the figure of merit against N (log x), one curve per
 variant and thread count, when a run has several N; against the thread count when it has
 several; else bars per variant (the placement figure). Every point has min/max error bars.
-Several files stay apart: each curve or bar names its file. Each time series (jacobi: GB/s and
+Several files stay apart, each curve or bar naming its file, unless they are parts of one sweep
+(the same context, no row in two of them: one file per thread count), whose curves run through
+all of them. --variant TEXT keeps the rows whose variant holds TEXT. Each time series (jacobi: GB/s and
 pages local as NUMA balancing moves pages) gets a panel against elapsed seconds. A series of
 ccnuma-ps --watch --json (or ccnuma-run --watch-json) gets two: its pages local over time, and
 the layout strip of its largest region, coloured by node, sample after sample.
@@ -305,20 +307,24 @@ def read_csv(path):
 
 
 def parse_args(argv):
-    inputs, output = [], None
+    """ccnuma-bench's own parser has checked the call; this reads what it passes on."""
+    inputs, output, variants = [], None, []
     i = 0
     while i < len(argv):
-        if argv[i] == "-o":
+        if argv[i] in ("-o", "--variant"):
             if i + 1 == len(argv):
-                fail("-o needs a file name")
-            output = argv[i + 1]
+                fail("%s needs a value" % argv[i])
+            if argv[i] == "-o":
+                output = argv[i + 1]
+            else:
+                variants.append(argv[i + 1])
             i += 2
             continue
         inputs.append(argv[i])
         i += 1
     if not inputs or not output:
-        fail("usage: ccnuma-bench plot RESULTS... -o FIG.png")
-    return inputs, output
+        fail("usage: ccnuma-bench plot RESULTS... -o FIG.png [--variant TEXT]...")
+    return inputs, output, variants
 
 
 def check_input(path):
@@ -507,7 +513,7 @@ def draw_ratios(ax, kernel, mine, name):
 
 
 def main(argv):
-    inputs, output = parse_args(argv)
+    inputs, output, variants = parse_args(argv)
     for path in inputs:
         check_input(path)
     try:
@@ -521,27 +527,42 @@ def main(argv):
 
     labels = source_labels(inputs)
     several = len(inputs) > 1
-    points, series, captions = {}, [], []
+    runs = []
     for path, label in zip(inputs, labels):
         try:
-            p, s, c = (read_json if path.endswith(".json") else read_csv)(path)
+            runs.append((label,) + tuple((read_json if path.endswith(".json") else read_csv)(path)))
         except (OSError, UnicodeDecodeError, BadInput, csv.Error) as e:
             fail("cannot read %s: %s" % (path, e))
         except Exception as e:  # whatever else the file did: still one line that names it
             fail("cannot read %s: %s: %s" % (path, type(e).__name__, e))
-        # The file is part of every key: a second run of the same kernel is its own curve.
+    # Files that are parts of one sweep (one per thread count, say: same context, no kernel,
+    # variant, N and thread count in two of them) are drawn as one run, so that a curve runs
+    # through all of them. Otherwise the file is part of every key: a second run of the same
+    # kernel, or a run on another machine or build, is its own curve.
+    seen = [k for _, p, _, _ in runs for k in p]
+    apart = several and (len(seen) != len(set(seen)) or len({c for _, _, _, c in runs}) > 1)
+    points, series, captions = {}, [], []
+    for label, p, s, c in runs:
+        source = label if apart else ""
         for (kernel, variant, n, t), v in p.items():
-            points[(kernel, label, variant, n, t)] = v
+            points[(kernel, source, variant, n, t)] = v
         for x in s:
             x["source"] = label
         series.extend(s)
-        if c:
-            captions.append(("%s: " % label if several else "") + c)
+        if c and (apart or not captions):
+            captions.append(("%s: " % label if apart else "") + c)
+    if several and not apart:
+        captions[-1:] = ["%s (%s)" % (captions[-1], ", ".join(labels))] if captions else []
     if not points and not series:
         fail("no results in " + ", ".join(inputs))
+    if variants:
+        points = {k: v for k, v in points.items() if any(t in k[2] for t in variants)}
+        series = [s for s in series if any(t in s["variant"] for t in variants)]
+        if not points and not series:
+            fail("no variant's name holds %s in %s" % (" or ".join(json.dumps(t) for t in variants), ", ".join(inputs)))
 
     def name(source, variant):
-        return "%s [%s]" % (variant, source) if several else variant
+        return "%s [%s]" % (variant, source) if apart else variant
 
     # One panel per kernel and kind of figure, then one per time series.
     panels = []
