@@ -8,7 +8,6 @@
 #include <ccnuma/detail/throw_error.hpp>
 
 #include <array>
-#include <charconv>
 #include <cstdlib>
 #include <string>
 

@@ -10,7 +10,6 @@
 #include <ccnuma/list.hpp>
 
 #include <algorithm>
-#include <charconv>
 #include <string>
 
 namespace ccnuma {

@@ -11,7 +11,6 @@
 #include <ccnuma/topology.hpp>
 
 #include <algorithm>
-#include <charconv>
 #include <iterator>
 #include <string>
 #include <utility>

@@ -14,7 +14,6 @@
 #include <linux/mempolicy.h>
 
 #include <algorithm>
-#include <charconv>
 #include <limits>
 #include <string_view>
 #include <variant>

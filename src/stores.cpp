@@ -6,7 +6,6 @@
 #include <ccnuma/stores.hpp>
 #include <ccnuma/topology.hpp>
 
-#include <charconv>
 #include <cstdlib>
 #include <string>
 
