@@ -40,8 +40,10 @@ unsigned max_team_size() noexcept;
 
 /// The size of the team that runs `s`: s.threads, omp_get_max_threads() for 0, or the
 /// partition's parts. Throws ccnuma::error (errc::invalid_argument) naming `operation` when
-/// s.threads or the parts exceed max_team_size() (threads 0, the runtime's own default, is not
-/// checked), and for a partition with a chunk or with threads other than its parts.
+/// s.threads or the parts exceed max_team_size(), and for a partition with a chunk or with
+/// threads other than its parts. Threads 0, the runtime's own default, is not checked, nor is
+/// a request no larger than that default within OMP_THREAD_LIMIT: it starts when the default
+/// team does.
 unsigned team_size(const schedule& s, std::string_view operation = "a parallel loop");
 
 }  // namespace ccnuma

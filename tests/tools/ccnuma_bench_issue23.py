@@ -354,6 +354,10 @@ def item14(binary):
     env = dict(os.environ, OMP_THREAD_LIMIT="4")
     with tempfile.TemporaryDirectory() as tmp:
         refused(binary, ["triad", "--threads", "5"] + TINY, tmp, "Issue23_14 --threads 5", "a team of 5 threads", env=env)
+        # A team no larger than the default one skips the ulimit reads (src/team.cpp), but not
+        # the thread limit: OMP_NUM_THREADS=8 above OMP_THREAD_LIMIT=4 makes 5 such a team.
+        refused(binary, ["triad", "--threads", "5"] + TINY, tmp, "Issue23_14 --threads 5 of a default 8",
+                "a team of 5 threads", env=dict(env, OMP_NUM_THREADS="8"))
         refused(binary, ["triad", "--threads", "1,2,1000"] + TINY, tmp, "Issue23_14 --threads 1000",
                 "a team of 1000 threads", env=env)
         refused(binary, ["sync", "--threads", "512", "--reps", "1"], tmp, "Issue23_14 sync --threads 512",

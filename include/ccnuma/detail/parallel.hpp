@@ -74,8 +74,9 @@ inline unsigned requested_team_size(unsigned threads) noexcept {
 
 /// The size of the team that runs schedule `s` for `operation` (which the error names):
 /// requested_team_size(s.threads), or the partition's parts. Throws ccnuma::error
-/// (errc::invalid_argument) above max_team_threads(), and for a partition with a chunk or with
-/// threads other than its parts. The one check before every team the library opens with an
+/// (errc::invalid_argument) above max_team_threads() (a request no larger than the default
+/// team, within OMP_THREAD_LIMIT, is not checked against it), and for a partition with a chunk
+/// or with threads other than its parts. The one check before every team the library opens with an
 /// explicit size.
 int team_size(const ccnuma::schedule& s, operation_name operation = "a parallel loop");
 
