@@ -86,7 +86,7 @@ policy_meaning meaning(policy_meaning::action act, int mode, std::vector<unsigne
 
 struct meaning_visitor {
     policy_meaning operator()(const first_touch& x) const {
-        if (x.split_by_bandwidth) {
+        if (x.tiers_by_bandwidth()) {
             const std::string sched = schedule_args(x.sched), sched_tail = sched.empty() ? sched : "," + sched;
             // Spills: a thread on a PU with one local node touches plainly, wherever that lands.
             auto m = meaning(policy_meaning::action::write_planned, MPOL_BIND, {}, true, x.sched, x.page,
@@ -102,8 +102,8 @@ struct meaning_visitor {
                 with_args(blocked::name, schedule_args(x.sched) + page_args(x.page)));
     }
     policy_meaning operator()(const interleave& x) const {
-        return meaning(policy_meaning::action::kernel_policy, MPOL_INTERLEAVE, x.node_set, false, {}, x.page,
-                with_args(interleave::name, (x.node_set.empty() ? std::string("all") : format_list(x.node_set)) +
+        return meaning(policy_meaning::action::kernel_policy, MPOL_INTERLEAVE, x.nodes(), false, {}, x.page,
+                with_args(interleave::name, (x.nodes().empty() ? std::string("all") : format_list(x.nodes())) +
                                             page_args(x.page)));
     }
     policy_meaning operator()(const on_node& x) const {
@@ -115,31 +115,31 @@ struct meaning_visitor {
                 with_args(preferred::name, std::to_string(x.node) + page_args(x.page)));
     }
     policy_meaning operator()(const weighted_interleave& x) const {
-        const std::string nodes = x.node_set.empty() ? std::string("all") : format_list(x.node_set);
-        if (x.weight_set.empty() && !x.from_bandwidth)
-            return meaning(policy_meaning::action::kernel_policy, mpol_weighted_interleave, x.node_set, false, {}, x.page,
+        const std::string nodes = x.nodes().empty() ? std::string("all") : format_list(x.nodes());
+        if (x.weights().empty() && !x.weights_by_bandwidth())
+            return meaning(policy_meaning::action::kernel_policy, mpol_weighted_interleave, x.nodes(), false, {}, x.page,
                     with_args(weighted_interleave::name, nodes + page_args(x.page)));
         std::string args;
-        if (x.from_bandwidth) {
+        if (x.weights_by_bandwidth()) {
             args = nodes + ",by_bandwidth";
         } else {
             // "0:2,2:1": each node with its weight; a count mismatch still names every input.
-            const std::size_t n = std::max(x.node_set.size(), x.weight_set.size());
+            const std::size_t n = std::max(x.nodes().size(), x.weights().size());
             for (std::size_t i = 0; i < n; ++i)
-                args += std::string(i ? "," : "") + (i < x.node_set.size() ? std::to_string(x.node_set[i]) : "?") +
-                        ":" + (i < x.weight_set.size() ? std::to_string(x.weight_set[i]) : "?");
-            if (x.node_set.empty()) {
+                args += std::string(i ? "," : "") + (i < x.nodes().size() ? std::to_string(x.nodes()[i]) : "?") +
+                        ":" + (i < x.weights().size() ? std::to_string(x.weights()[i]) : "?");
+            if (x.nodes().empty()) {
                 // Weights are not a set: "all:2,2,1", never compressed to a range.
                 args = "all:";
-                for (std::size_t i = 0; i < x.weight_set.size(); ++i)
-                    args += (i ? "," : "") + std::to_string(x.weight_set[i]);
+                for (std::size_t i = 0; i < x.weights().size(); ++i)
+                    args += (i ? "," : "") + std::to_string(x.weights()[i]);
             }
         }
-        auto m = meaning(policy_meaning::action::write_planned, MPOL_BIND, x.node_set, false, {}, x.page,
+        auto m = meaning(policy_meaning::action::write_planned, MPOL_BIND, x.nodes(), false, {}, x.page,
                          with_args(weighted_interleave::name, args + page_args(x.page)));
         m.how = policy_meaning::plan::weights;
-        m.weights = x.weight_set;
-        m.weights_by_bandwidth = x.from_bandwidth;
+        m.weights = x.weights();
+        m.weights_by_bandwidth = x.weights_by_bandwidth();
         return m;
     }
     policy_meaning operator()(const fastest& x) const {

@@ -66,14 +66,18 @@ struct first_touch {
     static constexpr std::string_view name = "first_touch";  ///< as to_string and parse_policy write it
     ccnuma::schedule sched{};
     ccnuma::page_kind page = page_kind::base;
-    bool split_by_bandwidth = false;
     first_touch& chunk(std::size_t elements) { sched.chunk = elements; return *this; }
     first_touch& threads(unsigned n) { sched.threads = n; return *this; }
     /// Thread t owns the elements of part t (partition.hpp), a team of p.parts() threads.
     first_touch& partition(ccnuma::partition p) { sched.partition = std::move(p); return *this; }
     first_touch& pages(ccnuma::page_kind p) { page = p; return *this; }
-    first_touch& tiers(by_bandwidth_t) { split_by_bandwidth = true; return *this; }
+    first_touch& tiers(by_bandwidth_t) { tiers_by_bandwidth_ = true; return *this; }
+    /// Whether .tiers(by_bandwidth) was given.
+    bool tiers_by_bandwidth() const noexcept { return tiers_by_bandwidth_; }
     friend bool operator==(const first_touch&, const first_touch&) = default;
+
+private:
+    bool tiers_by_bandwidth_ = false;
 };
 
 /// Like first_touch, but each thread's pages are bound with mbind(MPOL_BIND) to that thread's
@@ -96,11 +100,15 @@ struct blocked {
 /// numactl --interleave. An empty set means every allowed node.
 struct interleave {
     static constexpr std::string_view name = "interleave";  ///< as to_string and parse_policy write it
-    std::vector<unsigned> node_set;
     ccnuma::page_kind page = page_kind::base;
-    interleave& nodes(std::vector<unsigned> n) { node_set = std::move(n); return *this; }
+    interleave& nodes(std::vector<unsigned> n) { nodes_ = std::move(n); return *this; }
+    /// The nodes .nodes() gave; empty: every allowed node.
+    const std::vector<unsigned>& nodes() const noexcept { return nodes_; }
     interleave& pages(ccnuma::page_kind p) { page = p; return *this; }
     friend bool operator==(const interleave&, const interleave&) = default;
+
+private:
+    std::vector<unsigned> nodes_;
 };
 
 /// Every page on one node (mbind MPOL_BIND), like numactl --membind with one node.
@@ -142,23 +150,32 @@ struct preferred {
 /// (Linux 6.9) with its global weights, pages placed as they are first written.
 struct weighted_interleave {
     static constexpr std::string_view name = "weighted_interleave";  ///< as to_string and parse_policy write it
-    std::vector<unsigned> node_set;    ///< empty: every allowed node
-    std::vector<unsigned> weight_set;  ///< one per node; empty (and !from_bandwidth): the kernel's
-    bool from_bandwidth = false;
     ccnuma::page_kind page = page_kind::base;
-    weighted_interleave& nodes(std::vector<unsigned> n) { node_set = std::move(n); return *this; }
+    weighted_interleave& nodes(std::vector<unsigned> n) { nodes_ = std::move(n); return *this; }
     weighted_interleave& weights(std::vector<unsigned> w) {
-        weight_set = std::move(w);
-        from_bandwidth = false;
+        weights_ = std::move(w);
+        weights_by_bandwidth_ = false;
         return *this;
     }
     weighted_interleave& weights(by_bandwidth_t) {
-        weight_set.clear();
-        from_bandwidth = true;
+        weights_.clear();
+        weights_by_bandwidth_ = true;
         return *this;
     }
     weighted_interleave& pages(ccnuma::page_kind p) { page = p; return *this; }
+    /// The nodes .nodes() gave; empty: every allowed node.
+    const std::vector<unsigned>& nodes() const noexcept { return nodes_; }
+    /// The weights .weights() gave, one per node; empty with !weights_by_bandwidth(): the
+    /// kernel's own.
+    const std::vector<unsigned>& weights() const noexcept { return weights_; }
+    /// Whether .weights(by_bandwidth) was given (then weights() is empty).
+    bool weights_by_bandwidth() const noexcept { return weights_by_bandwidth_; }
     friend bool operator==(const weighted_interleave&, const weighted_interleave&) = default;
+
+private:
+    std::vector<unsigned> nodes_;
+    std::vector<unsigned> weights_;
+    bool weights_by_bandwidth_ = false;
 };
 
 /// Each thread's part on the highest-bandwidth local node of the PU it runs on, spilling to its

@@ -110,6 +110,29 @@ TEST(Issue36, ParsePolicyReadsBackEveryPolicyToStringWrites) {
     for (std::size_t i = 0; i < seen.size(); ++i) EXPECT_TRUE(seen[i]) << "no round trip of alternative " << i;
 }
 
+TEST(Issue36, EachSetterHasAGetterOfItsName) {
+    // The fields were node_set, weight_set, from_bandwidth and split_by_bandwidth beside setters
+    // called nodes(), weights() and tiers(): now private, read back under the setters' names.
+    using ccnuma::by_bandwidth;
+    EXPECT_TRUE(ccnuma::interleave{}.nodes().empty());
+    EXPECT_EQ(ccnuma::interleave{}.nodes({0, 2}).nodes(), (std::vector<unsigned>{0, 2}));
+    const auto w = ccnuma::weighted_interleave{}.nodes({1, 3}).weights({2, 1});
+    EXPECT_EQ(w.nodes(), (std::vector<unsigned>{1, 3}));
+    EXPECT_EQ(w.weights(), (std::vector<unsigned>{2, 1}));
+    EXPECT_FALSE(w.weights_by_bandwidth());
+    // by_bandwidth replaces explicit weights, and explicit weights replace by_bandwidth.
+    auto b = ccnuma::weighted_interleave{}.weights({2, 1}).weights(by_bandwidth);
+    EXPECT_TRUE(b.weights_by_bandwidth());
+    EXPECT_TRUE(b.weights().empty());
+    b.weights({4});
+    EXPECT_FALSE(b.weights_by_bandwidth());
+    EXPECT_EQ(b.weights(), (std::vector<unsigned>{4}));
+    EXPECT_FALSE(ccnuma::first_touch{}.tiers_by_bandwidth());
+    EXPECT_TRUE(ccnuma::first_touch{}.tiers(by_bandwidth).tiers_by_bandwidth());
+    EXPECT_NE(ccnuma::first_touch{}.tiers(by_bandwidth), ccnuma::first_touch{});  // == sees the private fields
+    EXPECT_NE(ccnuma::interleave{}.nodes({0}), ccnuma::interleave{}.nodes({1}));
+}
+
 TEST(Issue36, ParsePolicyNamesWhatIsWrongAndTheForms) {
     const std::vector<std::pair<std::string, std::string>> cases = {
         {"", "unknown policy"},
