@@ -105,7 +105,7 @@ public:
         while (true) {
             const std::size_t end = std::min(text_.find('@', pos_), text_.size());
             part(end, out);
-            if (pos_ != end) fail(pos_, "unexpected character " + detail::quote(text_.substr(pos_, 1)));
+            if (pos_ != end) fail(pos_, detail::unexpected_character(text_, pos_));
             if (end == text_.size()) break;
             pos_ = end + 1;
         }

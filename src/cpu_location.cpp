@@ -161,7 +161,7 @@ public:
             total.pus = combine(op, total.pus, r.pus);
             total.nodes = combine(op, total.nodes, r.nodes);
             if (pos_ < text_.size() && text_[pos_] != ' ')
-                fail(pos_, "unexpected character " + detail::quote(text_.substr(pos_, 1)));
+                fail(pos_, detail::unexpected_character(text_, pos_));
         }
         return total;
     }

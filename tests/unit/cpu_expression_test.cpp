@@ -86,6 +86,9 @@ TEST(CpuExpression, WhatLikwidPinWouldHaveDone) {
     EXPECT_NE(message("X1:0", t).find("unknown domain \"X1\" (expected N, S<i>, D<i>, C<i> or M<i>) at position 0"),
               std::string::npos);
     EXPECT_NE(message("S0:0@", t).find("empty part at position 5"), std::string::npos);
+    // After a list, a multibyte character is quoted whole, as everywhere else (src/scan.hpp).
+    EXPECT_NE(message("S0:0\u00e9", t).find("unexpected character \"\u00e9\" at position 4"), std::string::npos)
+        << message("S0:0\u00e9", t);
 }
 
 TEST(CpuExpression, TellsExpressionsFromLocations) {

@@ -168,6 +168,9 @@ TEST(CpuLocation, ErrorsNameThePosition) {
               std::string::npos)
         << message("package:0.core:4");
     EXPECT_NE(message("l1:0").find("ccnuma's topology has no level \"l1\""), std::string::npos);
+    // After an item, a multibyte character is quoted whole, as everywhere else (src/scan.hpp).
+    EXPECT_NE(message("core:0\u00e9").find("unexpected character \"\u00e9\" at position 6"), std::string::npos)
+        << message("core:0\u00e9");
     EXPECT_NE(message("core:3-1").find("descending range at position 7"), std::string::npos);
     EXPECT_NE(message("0x100000").find("no allowed PU is left"), std::string::npos);
 }
