@@ -42,6 +42,7 @@
 
 #include <ccnuma/detail/lane_sum.hpp>
 #include <ccnuma/detail/parallel.hpp>
+#include <ccnuma/detail/slots.hpp>
 #include <ccnuma/detail/streaming.hpp>
 #include <ccnuma/padded.hpp>
 #include <ccnuma/segmented_iterator_traits.hpp>
@@ -246,24 +247,31 @@ void par_pieces(const It& by, std::size_t n, Piece&& piece) {
     struct part {
         std::size_t segment, d0, d1;
     };
-    std::vector<part> parts;  // in segment order
-    std::size_t d = 0;
+    const segment_owners own = owners_of(by);
+    slots<part> parts(own.segments);  // in segment order, the first `count` of them
+    std::size_t count = 0, d = 0;
     for_each_segment(by, at(by, n), [&](const auto& s, auto b, auto e) {
         const auto k = static_cast<std::size_t>(std::distance(b, e));
-        if (k != 0) parts.push_back({static_cast<std::size_t>(tr::index(s)), d, d + k});
+        if (k == 0) {
+        } else if (const auto i = static_cast<std::size_t>(tr::index(s)); i < parts.size() && count < parts.size()) {
+            parts[count++] = {i, d, d + k};
+        } else {
+            throw_error(errc::invalid_argument, "ccnuma::par", "a segment's index() is not below its owners().segments",
+                        "segmented_iterator_traits whose owners() counts every segment of the range");
+        }
         d += k;
     });
-    const segment_owners own = owners_of(by);
+    const part* const first = parts.begin();
+    const part* const last = first + count;
     parallel_for(own.segments, own.schedule, [&](std::size_t s) {
-        const auto p = std::lower_bound(parts.begin(), parts.end(), s,
-                                        [](const part& x, std::size_t k) { return x.segment < k; });
-        if (p != parts.end() && p->segment == s) piece(s, p->d0, p->d1);
+        const part* p = std::lower_bound(first, last, s, [](const part& x, std::size_t k) { return x.segment < k; });
+        if (p != last && p->segment == s) piece(s, p->d0, p->d1);
     });
 }
 
 /// One segment's partial result, alone in its cache lines.
 template <class T>
-using partials = std::vector<padded<std::optional<T>>>;
+using partials = slots<padded<std::optional<T>>>;
 
 /// Each segment's part folded on its owner (fold(b, e, first element, op): ccnuma::reduce,
 /// accumulate or inner_product of the part), the parts then combined with init in segment order.

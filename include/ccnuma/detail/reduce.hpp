@@ -6,6 +6,7 @@
 #include <ccnuma/detail/expression.hpp>
 #include <ccnuma/detail/lane_sum.hpp>
 #include <ccnuma/detail/parallel.hpp>
+#include <ccnuma/detail/slots.hpp>
 #include <ccnuma/detail/throw_error.hpp>
 #include <ccnuma/padded.hpp>
 #include <ccnuma/schedule.hpp>
@@ -17,15 +18,8 @@
 #include <cstddef>
 #include <exception>
 #include <optional>
-#include <vector>
 
 namespace ccnuma::detail {
-
-/// One thread's partial result, alone in its cache lines.
-template <class V>
-struct alignas(false_sharing_range) fold_slot {
-    std::optional<V> value;
-};
 
 template <class Node, class Fold>
 typename Node::value_type fold_node(const Node& e, Fold fold, operation_name what, bool empty_ok) {
@@ -35,18 +29,19 @@ typename Node::value_type fold_node(const Node& e, Fold fold, operation_name wha
         if (empty_ok) return V{};
         throw_std_error(std_error::length_error, what, "the operand is empty", "it needs at least one element");
     }
-    const ccnuma::schedule s = e.placed_by() ? *e.placed_by() : ccnuma::schedule{};
+    static const ccnuma::schedule plain{};
+    const ccnuma::schedule& s = e.placed_by() ? *e.placed_by() : plain;
     check_covers(s, n, what);
     const int requested = detail::team_size(s, what);
-    std::vector<fold_slot<V>> partial(static_cast<std::size_t>(requested));
+    // Each thread's partial result, alone in its cache lines.
+    slots<padded<std::optional<V>>> partial(static_cast<std::size_t>(requested));
     unsigned threads = 1;
     std::atomic<bool> failed{false};
     std::exception_ptr error;
     // An explicit size, not in_team's default team: `partial` has a slot for each thread.
     open_team(requested, [&] {
         const auto t = static_cast<unsigned>(omp_get_thread_num());
-#pragma omp single nowait
-        threads = static_cast<unsigned>(omp_get_num_threads());
+        if (t == 0) threads = static_cast<unsigned>(omp_get_num_threads());
         try {
             auto& slot = partial[t];
             static_ranges(n, s, t, static_cast<unsigned>(omp_get_num_threads()),
