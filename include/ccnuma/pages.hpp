@@ -68,6 +68,16 @@ std::vector<page_info> page_states(const void* ptr, std::size_t bytes);
 /// errc::not_supported without move_pages.
 std::vector<int> page_nodes(const void* ptr, std::size_t bytes);
 
+/// How many runs of consecutive physical frames back the pages of [ptr, ptr + bytes): 1 where
+/// one extent of physical memory backs them all, up to the number of pages. A page without a
+/// frame (never touched, swapped out) ends a run and counts as none. Two ranges on the same node,
+/// with the same policy, may stream at different speeds because of it: on a VM, a host backs
+/// guest memory with huge pages, and a range of scattered guest frames spans more of them
+/// (docs/benchmarks.md, "The placement table's spread"). Needs frame numbers: throws
+/// ccnuma::error (errc::not_supported) where pagemap hides them (without CAP_SYS_ADMIN:
+/// support().pfn_visible), and errc::invalid_argument as page_states() does.
+std::size_t physical_runs(const void* ptr, std::size_t bytes);
+
 struct page_histogram {
     std::vector<std::size_t> pages;  ///< pages with a frame, per node, indexed by OS node number
     std::size_t not_present = 0;     ///< pages without a frame: never faulted, swapped or migrating

@@ -112,6 +112,7 @@ int pages_mapped(std::uintptr_t first, std::size_t count) noexcept;
 
 /// /proc/self/pagemap entry bits (Documentation/admin-guide/mm/pagemap.rst).
 inline constexpr std::uint64_t pagemap_present = std::uint64_t{1} << 63;
+inline constexpr std::uint64_t pagemap_pfn_mask = (std::uint64_t{1} << 55) - 1;  // bits 0-54: the frame
 inline constexpr std::uint64_t pagemap_swapped = std::uint64_t{1} << 62;
 inline constexpr std::uint64_t pagemap_exclusive = std::uint64_t{1} << 56;  // Linux >= 4.2
 /// Bits 0-4 of a swap entry: its swap type (area), where PFNs are visible.

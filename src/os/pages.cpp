@@ -21,7 +21,6 @@ namespace {
 
 constexpr std::size_t batch_pages = 16384;  // per mincore call or pagemap read, to bound the arrays
 
-constexpr std::uint64_t pm_pfn_mask = (std::uint64_t{1} << 55) - 1;
 
 // /proc/kpageflags bits (include/uapi/linux/kernel-page-flags.h).
 constexpr std::uint64_t kpf_huge = std::uint64_t{1} << 17;  // hugetlb
@@ -109,14 +108,14 @@ page_table_access probe_page_tables() noexcept {
     r.pagemap = pm && pm.read_entries(addr / page, &e, 1);
     if (!r.pagemap) return r;
     // PFNs read as 0 without CAP_SYS_ADMIN (Linux >= 4.2), even for present pages.
-    r.pfn_visible = (e & pagemap_present) && (e & pm_pfn_mask) != 0;
+    r.pfn_visible = (e & pagemap_present) && (e & pagemap_pfn_mask) != 0;
     pm_page_region region{};
     pm_scan_arg arg{sizeof(pm_scan_arg), 0, addr, addr + page, 0, reinterpret_cast<std::uint64_t>(&region), 1, 0, 0,
                     0, 0, page_is_pfnzero | page_is_huge};
     r.pagemap_scan = ::ioctl(pm.fd(), pagemap_scan_request, &arg) >= 0;
     // Read, not just opened: the flags of the probe page's own frame.
     std::uint64_t flags = 0;
-    r.kpageflags = r.pfn_visible && file("/proc/kpageflags").read_entries(e & pm_pfn_mask, &flags, 1);
+    r.kpageflags = r.pfn_visible && file("/proc/kpageflags").read_entries(e & pagemap_pfn_mask, &flags, 1);
     return r;
 }
 
@@ -147,8 +146,8 @@ std::optional<std::uint64_t> zero_page_pfn() noexcept {
     static_cast<void>(c);
     std::uint64_t e = 0;
     std::optional<std::uint64_t> pfn;
-    if (read_pagemap(reinterpret_cast<std::uintptr_t>(p), 1, &e) == 0 && (e & pagemap_present) && (e & pm_pfn_mask) != 0)
-        pfn = e & pm_pfn_mask;
+    if (read_pagemap(reinterpret_cast<std::uintptr_t>(p), 1, &e) == 0 && (e & pagemap_present) && (e & pagemap_pfn_mask) != 0)
+        pfn = e & pagemap_pfn_mask;
     unmap(p, page);
     return pfn;
 }
@@ -200,10 +199,10 @@ void page_flags_from_kpageflags(const std::vector<std::uint64_t>& entries, page_
             f.huge_known[i++] = 1;
             continue;
         }
-        const std::uint64_t pfn = entries[i] & pm_pfn_mask;
+        const std::uint64_t pfn = entries[i] & pagemap_pfn_mask;
         std::size_t run = 1;
         while (i + run < entries.size() && run < batch_pages && (entries[i + run] & pagemap_present) &&
-               (entries[i + run] & pm_pfn_mask) == pfn + run)
+               (entries[i + run] & pagemap_pfn_mask) == pfn + run)
             ++run;
         buf.resize(run);
         if (kpf.read_entries(pfn, buf.data(), run))

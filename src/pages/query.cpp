@@ -13,6 +13,7 @@
 #include <limits>
 #include <optional>
 #include <string_view>
+#include <vector>
 
 namespace ccnuma {
 
@@ -172,6 +173,36 @@ std::vector<int> page_nodes(const void* ptr, std::size_t bytes) {
     const auto status = detail::move_pages_status(first, count, what);
     for (std::size_t i = 0; i < count; ++i) nodes[i] = status[i] >= 0 ? status[i] : page_not_present;
     return nodes;
+}
+
+std::size_t physical_runs(const void* ptr, std::size_t bytes) {
+    const std::string what = "physical_runs of " + detail::range_text(ptr, bytes);
+    const auto [first, count] = detail::page_span(ptr, bytes, what);
+    detail::require_mapped(first, count, what);
+    if (!detail::page_access_here().pfn_visible)
+        detail::throw_error(errc::not_supported, what + ": this process cannot read frame numbers (pagemap shows them "
+                                                        "to CAP_SYS_ADMIN; support().pfn_visible is false)");
+    const std::size_t page = detail::page_bytes();
+    constexpr std::size_t batch = 16384;  // pages per read, to bound the buffer
+    std::vector<std::uint64_t> entries(std::min(count, batch));
+    std::size_t runs = 0;
+    std::optional<std::uint64_t> previous;  // the frame of the page before, if it has one
+    for (std::size_t done = 0; done < count; done += batch) {
+        const std::size_t k = std::min(batch, count - done);
+        if (const int err = detail::read_pagemap(first + done * page, k, entries.data()))
+            detail::throw_system_error(err, what + ": reading /proc/self/pagemap");
+        for (std::size_t i = 0; i < k; ++i) {
+            const std::uint64_t e = entries[i];
+            if (!(e & detail::pagemap_present)) {
+                previous.reset();
+                continue;
+            }
+            const std::uint64_t frame = e & detail::pagemap_pfn_mask;
+            if (!previous || frame != *previous + 1) ++runs;
+            previous = frame;
+        }
+    }
+    return runs;
 }
 
 }  // namespace ccnuma

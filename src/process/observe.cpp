@@ -149,7 +149,7 @@ int count_page_flags(pid_t pid, region_info& r, const std::optional<std::uint64_
         entries.resize(k);
         if (const int err = detail::read_pagemap(r.start + done * page, k, entries.data(), pid)) return err;
         for (const auto e : entries)
-            if ((e & detail::pagemap_present) && (e & ((std::uint64_t{1} << 55) - 1)) == *zero_pfn) ++zero;
+            if ((e & detail::pagemap_present) && (e & detail::pagemap_pfn_mask) == *zero_pfn) ++zero;
     }
     r.zero_pages = zero;
     return 0;

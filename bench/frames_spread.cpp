@@ -1,0 +1,152 @@
+// What besides placement makes one array stream faster than another (issue 35, item 3): K
+// arrays of the same kind, the same policy and the same node, summed by the same loop, their
+// repetitions interleaved. Any spread between them is not placement's. Each array's median
+// bandwidth is printed with its 95% interval and the number of runs of consecutive physical
+// frames behind it (ccnuma::physical_runs; root only), with the rank correlation of the two.
+//
+//   frames_spread [--kind ccnuma|std] [--n ELEMENTS] [--copies K] [--reps R]
+//
+// ccnuma: ccnuma::vector<double>(n, 1.0), first touch by the team; std: std::vector<double>(n,
+// 1.0), written by the master thread.
+
+#include "stats.hpp"
+
+#include <ccnuma/error.hpp>
+#include <ccnuma/pages.hpp>
+#include <ccnuma/vector.hpp>
+#include <ccnuma/vector_view.hpp>
+
+#include <omp.h>
+
+#include <algorithm>
+#include <cmath>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <numeric>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace {
+
+[[noreturn]] void usage(const std::string& problem) {
+    std::fprintf(stderr, "frames_spread: %s (usage: frames_spread [--kind ccnuma|std] [--n ELEMENTS] [--copies K] [--reps R])\n",
+                 problem.c_str());
+    std::exit(2);
+}
+
+std::size_t count_arg(const char* text, const char* name, std::size_t lo, std::size_t hi) {
+    char* end = nullptr;
+    const double v = std::strtod(text, &end);
+    if (end == text || *end != '\0' || !(v >= static_cast<double>(lo) && v <= static_cast<double>(hi)))
+        usage(std::string("bad ") + name + " '" + text + "' (expected " + std::to_string(lo) + " to " + std::to_string(hi) + ")");
+    return static_cast<std::size_t>(v);
+}
+
+// The library's sum (lane_sum on each thread's static block), the same code over every copy.
+double sum(const double* a, std::size_t n) { return ccnuma::sum(ccnuma::view(a, n)); }
+
+// Spearman's rank correlation (no ties expected in bandwidths; ties in runs get mean ranks).
+double spearman(const std::vector<double>& x, const std::vector<double>& y) {
+    auto ranks = [](const std::vector<double>& v) {
+        std::vector<std::size_t> order(v.size());
+        std::iota(order.begin(), order.end(), 0);
+        std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return v[a] < v[b]; });
+        std::vector<double> r(v.size());
+        for (std::size_t i = 0; i < order.size();) {
+            std::size_t j = i;
+            while (j + 1 < order.size() && v[order[j + 1]] == v[order[i]]) ++j;
+            for (std::size_t k = i; k <= j; ++k) r[order[k]] = (static_cast<double>(i + j) / 2.0) + 1.0;
+            i = j + 1;
+        }
+        return r;
+    };
+    const auto rx = ranks(x), ry = ranks(y);
+    const double mx = std::accumulate(rx.begin(), rx.end(), 0.0) / static_cast<double>(rx.size());
+    const double my = std::accumulate(ry.begin(), ry.end(), 0.0) / static_cast<double>(ry.size());
+    double sxy = 0, sxx = 0, syy = 0;
+    for (std::size_t i = 0; i < rx.size(); ++i) {
+        sxy += (rx[i] - mx) * (ry[i] - my);
+        sxx += (rx[i] - mx) * (rx[i] - mx);
+        syy += (ry[i] - my) * (ry[i] - my);
+    }
+    return sxx > 0 && syy > 0 ? sxy / std::sqrt(sxx * syy) : 0.0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    std::string kind = "ccnuma";
+    std::size_t n = 10000000, copies = 9, reps = 11;
+    for (int i = 1; i < argc; ++i) {
+        const std::string a = argv[i];
+        if (i + 1 >= argc) usage("option " + a + " needs a value");
+        const char* v = argv[++i];
+        if (a == "--kind") {
+            kind = v;
+            if (kind != "ccnuma" && kind != "std") usage("bad --kind '" + kind + "' (expected ccnuma or std)");
+        } else if (a == "--n") {
+            n = count_arg(v, "--n", 1000, std::size_t{1} << 34);
+        } else if (a == "--copies") {
+            copies = count_arg(v, "--copies", 2, 64);
+        } else if (a == "--reps") {
+            reps = count_arg(v, "--reps", 5, 1000);
+        } else {
+            usage("unknown option " + a);
+        }
+    }
+    try {
+        std::vector<std::unique_ptr<ccnuma::vector<double>>> cv;
+        std::vector<std::vector<double>> sv;
+        std::vector<const double*> p;
+        for (std::size_t k = 0; k < copies; ++k) {
+            if (kind == "ccnuma") {
+                cv.push_back(std::make_unique<ccnuma::vector<double>>(n, 1.0));
+                p.push_back(cv.back()->data());
+            } else {
+                sv.emplace_back(n, 1.0);
+                p.push_back(sv.back().data());
+            }
+        }
+        const auto expected = static_cast<double>(n);
+        std::vector<std::vector<double>> seconds(copies);
+        for (std::size_t r = 0; r < reps; ++r)
+            for (std::size_t k = 0; k < copies; ++k) {
+                const auto t0 = std::chrono::steady_clock::now();
+                double s = 0;
+                for (int sweep = 0; sweep < 3; ++sweep) s += sum(p[k], n);
+                const auto t1 = std::chrono::steady_clock::now();
+                if (s != 3 * expected) {
+                    std::fprintf(stderr, "frames_spread: copy %zu summed to %.17g, expected %.17g\n", k, s, 3 * expected);
+                    return 1;
+                }
+                seconds[k].push_back(std::chrono::duration<double>(t1 - t0).count() / 3);
+            }
+        const bool frames = ccnuma::support().pfn_visible;
+        std::printf("# %zu copies of %s, n = %zu (%.0f MB each), %d threads, %zu interleaved repetitions of 3 sweeps\n", copies,
+                    kind == "ccnuma" ? "ccnuma::vector<double>(n, 1.0)" : "std::vector<double>(n, 1.0)", n, 8e-6 * static_cast<double>(n),
+                    omp_get_max_threads(), reps);
+        std::printf("copy  GB/s median [95%% interval]       physical runs\n");
+        std::vector<double> gbs, runs;
+        for (std::size_t k = 0; k < copies; ++k) {
+            std::vector<double> rate;
+            for (double s : seconds[k]) rate.push_back(8.0 * static_cast<double>(n) / s / 1e9);
+            const auto m = bench::stats_paired::median_interval(rate);
+            gbs.push_back(m.median);
+            std::string r = "hidden (no CAP_SYS_ADMIN)";
+            if (frames) {
+                runs.push_back(static_cast<double>(ccnuma::physical_runs(p[k], n * sizeof(double))));
+                r = std::to_string(static_cast<std::size_t>(runs.back()));
+            }
+            std::printf("%4zu  %6.2f [%6.2f, %6.2f]          %s\n", k, m.median, m.lo, m.hi, r.c_str());
+        }
+        std::printf("largest/smallest median: %.3f\n", *std::max_element(gbs.begin(), gbs.end()) / *std::min_element(gbs.begin(), gbs.end()));
+        if (frames) std::printf("rank correlation of physical runs and GB/s: %.2f\n", spearman(runs, gbs));
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "frames_spread: %s\n", e.what());
+        return 1;
+    }
+}
