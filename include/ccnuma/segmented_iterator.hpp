@@ -65,13 +65,12 @@ struct segment_layout {
         r = c != 0 ? 0 : elements % parts;
     }
     std::size_t offset(std::size_t s) const noexcept {
-        // The library's one static partition: segment s is what thread s of `segments` gets.
-        std::size_t lo = n;
-        if (segments == 0) return lo;
-        if (!by.empty()) return s < by.parts() ? by.range(static_cast<unsigned>(s)).first : n;
-        static_ranges(n, chunk, static_cast<unsigned>(s), static_cast<unsigned>(segments),
-                      [&](std::size_t b, std::size_t) { lo = std::min(lo, b); });
-        return lo;
+        // The library's one static partition: segment s is what thread s of `segments` gets,
+        // from q and r without a division (static_ranges' formulas; every iterator step across
+        // a segment and every par:: call asks for several offsets).
+        if (s >= segments) return n;
+        if (!by.empty()) return by.range(static_cast<unsigned>(s)).first;
+        return chunk != 0 ? std::min(n, s * chunk) : balanced_begin(q, r, s);
     }
     std::size_t size(std::size_t s) const noexcept { return offset(s + 1) - offset(s); }
     T* begin(std::size_t s) const noexcept {

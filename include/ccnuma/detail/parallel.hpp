@@ -192,12 +192,19 @@ void parallel_for(std::size_t n, const ccnuma::schedule& s, Body&& body) {
 /// threads get one more) that libgomp and libomp use for schedule(static): the copy of the
 /// runtime's partition described at the top. Reductions use it to give each thread a plain loop
 /// the compiler can vectorize.
+/// Where part t begins when the first r parts hold q + 1 elements and the rest q: the balanced
+/// split of schedule(static) with q = n / parts and r = n % parts (part `parts` begins at n).
+/// The inverse of balanced_part below; callers that keep q and r (segment_layout) skip the
+/// two divisions.
+inline std::size_t balanced_begin(std::size_t q, std::size_t r, std::size_t t) noexcept {
+    return t * q + std::min(t, r);
+}
+
 template <class Visit>
 void static_ranges(std::size_t n, std::size_t chunk, unsigned t, unsigned threads, Visit&& visit) {
     if (chunk == 0) {
         const std::size_t q = n / threads, r = n % threads;
-        const std::size_t lo = t * q + std::min<std::size_t>(t, r);
-        const std::size_t hi = lo + q + (t < r ? 1 : 0);
+        const std::size_t lo = balanced_begin(q, r, t), hi = balanced_begin(q, r, std::size_t{t} + 1);
         if (lo < hi) visit(lo, hi);
         return;
     }
