@@ -4,15 +4,17 @@
 // bandwidth is printed with its 95% interval and the number of runs of consecutive physical
 // frames behind it (ccnuma::physical_runs; root only), with the rank correlation of the two.
 //
-//   frames_spread [--kind ccnuma|std] [--n ELEMENTS] [--copies K] [--reps R]
+//   frames_spread [--kind ccnuma|std|mixed] [--n ELEMENTS] [--copies K] [--reps R]
 //
 // ccnuma: ccnuma::vector<double>(n, 1.0), first touch by the team; std: std::vector<double>(n,
-// 1.0), written by the master thread.
+// 1.0), written by the master thread; mixed: ccnuma's first touch and on_node (mbind to node 0,
+// the placement table's slowest variant) in turn, on a machine whose one node is node 0.
 
 #include "stats.hpp"
 
 #include <ccnuma/error.hpp>
 #include <ccnuma/pages.hpp>
+#include <ccnuma/placement.hpp>
 #include <ccnuma/vector.hpp>
 #include <ccnuma/vector_view.hpp>
 
@@ -33,7 +35,7 @@
 namespace {
 
 [[noreturn]] void usage(const std::string& problem) {
-    std::fprintf(stderr, "frames_spread: %s (usage: frames_spread [--kind ccnuma|std] [--n ELEMENTS] [--copies K] [--reps R])\n",
+    std::fprintf(stderr, "frames_spread: %s (usage: frames_spread [--kind ccnuma|std|mixed] [--n ELEMENTS] [--copies K] [--reps R])\n",
                  problem.c_str());
     std::exit(2);
 }
@@ -87,7 +89,8 @@ int main(int argc, char** argv) {
         const char* v = argv[++i];
         if (a == "--kind") {
             kind = v;
-            if (kind != "ccnuma" && kind != "std") usage("bad --kind '" + kind + "' (expected ccnuma or std)");
+            if (kind != "ccnuma" && kind != "std" && kind != "mixed")
+                usage("bad --kind '" + kind + "' (expected ccnuma, std or mixed)");
         } else if (a == "--n") {
             n = count_arg(v, "--n", 1000, std::size_t{1} << 34);
         } else if (a == "--copies") {
@@ -100,10 +103,14 @@ int main(int argc, char** argv) {
     }
     try {
         std::vector<std::unique_ptr<ccnuma::vector<double>>> cv;
+        std::vector<std::unique_ptr<ccnuma::vector<double, ccnuma::on_node>>> bound;
         std::vector<std::vector<double>> sv;
         std::vector<const double*> p;
         for (std::size_t k = 0; k < copies; ++k) {
-            if (kind == "ccnuma") {
+            if (kind == "mixed" && k % 2 == 1) {
+                bound.push_back(std::make_unique<ccnuma::vector<double, ccnuma::on_node>>(n, 1.0, ccnuma::on_node{0}));
+                p.push_back(bound.back()->data());
+            } else if (kind != "std") {
                 cv.push_back(std::make_unique<ccnuma::vector<double>>(n, 1.0));
                 p.push_back(cv.back()->data());
             } else {
@@ -127,7 +134,9 @@ int main(int argc, char** argv) {
             }
         const bool frames = ccnuma::support().pfn_visible;
         std::printf("# %zu copies of %s, n = %zu (%.0f MB each), %d threads, %zu interleaved repetitions of 3 sweeps\n", copies,
-                    kind == "ccnuma" ? "ccnuma::vector<double>(n, 1.0)" : "std::vector<double>(n, 1.0)", n, 8e-6 * static_cast<double>(n),
+                    kind == "ccnuma" ? "ccnuma::vector<double>(n, 1.0)"
+                    : kind == "std" ? "std::vector<double>(n, 1.0)"
+                                    : "ccnuma::vector<double>(n, 1.0) (even) and ccnuma::vector<double, on_node>(n, 1.0, on_node{0}) (odd)", n, 8e-6 * static_cast<double>(n),
                     omp_get_max_threads(), reps);
         std::printf("copy  GB/s median [95%% interval]       physical runs\n");
         std::vector<double> gbs, runs;

@@ -21,6 +21,7 @@
 #include <cstdio>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 
 namespace bench {
@@ -86,6 +87,25 @@ std::map<int, std::size_t> pages_per_node(const team_pieces& pieces) {
     std::map<int, std::size_t> h;
     for (const auto& [address, node] : node_of) ++h[node];
     return h;
+}
+
+/// Runs of consecutive physical frames behind the team's pieces of b alone (the sum reads it)
+/// or of all four arrays (the triad), summed piece by piece (a run that two pieces share counts
+/// twice: at most one more per piece). The variants' memory differs in this even on one node,
+/// and streams at different speeds for it (docs/benchmarks.md). nullopt where frame numbers
+/// are hidden.
+std::optional<double> frame_runs(const team_pieces& pieces, bool all_four) {
+    if (!ccnuma::support().pfn_visible) return std::nullopt;
+    std::size_t runs = 0;
+    for (const auto& mine : pieces)
+        for (const piece& p : mine) {
+            if (!p.len) continue;
+            runs += ccnuma::physical_runs(p.b, p.len * sizeof(double));
+            if (all_four)
+                for (const double* array : {static_cast<const double*>(p.a), p.c, p.d})
+                    runs += ccnuma::physical_runs(array, p.len * sizeof(double));
+        }
+    return static_cast<double>(runs);
 }
 
 team_pieces blocks(double* const* p, std::size_t n, unsigned threads) {
@@ -323,19 +343,25 @@ void placement(const options& o, report& out) {
                         r.counters[node < 0 ? std::string("pages_not_present") : "pages_on_node" + std::to_string(node)] =
                             static_cast<double>(count);
                     if (triad) r.counters["streaming_stores"] = nt ? 1 : 0;
+                    if (const auto runs = frame_runs(pieces[k], triad)) r.counters["frame_runs"] = *runs;
                     rs.push_back(std::move(r));
                 }
                 // The spread between the variants: on one node, the same code on the same kind of
-                // memory, so it is noise; across nodes, what placement costs. Each variant is
+                // memory, so it is not placement's (frame_runs shows one cause that differs); across
+                // nodes, what placement costs. Each variant is
                 // also paired with the hand-written parallel first touch, round by round, so
                 // that a difference is called only where the 95% interval excludes 1.
                 constexpr std::size_t reference = 1;  // raw arrays, parallel first touch
                 const std::string verdicts = pair_all_with(rs, reference, "vs_first_touch");
-                char buf[300];
+                char buf[600];
                 std::snprintf(buf, sizeof buf,
                               "%s n = %zu, %u threads: every variant runs the same compiled loop%s; largest median / smallest = "
-                              "%.3f; paired with the raw parallel first touch, ",
-                              kernel, n, t, triad ? (nt ? " with streaming stores" : " with regular stores") : "", median_spread(rs));
+                              "%.3f%s; paired with the raw parallel first touch, ",
+                              kernel, n, t, triad ? (nt ? " with streaming stores" : " with regular stores") : "", median_spread(rs),
+                              ccnuma::support().pfn_visible
+                                  ? " (frame_runs: runs of consecutive physical frames under the arrays read, which differ between "
+                                    "variants even on one node)"
+                                  : "");
                 out.note(buf + verdicts);
                 for (auto& r : rs) out.add(std::move(r));
             }
