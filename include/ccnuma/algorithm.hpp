@@ -236,37 +236,57 @@ segment_owners owners_of(const It& it) {
     return tr::owners(tr::segment(it));
 }
 
-/// piece(s, d0, d1) for each part [d0, d1) of the positions [0, n) after `by` that lies in
-/// segment s, on the thread that owns s, all in one parallel region. The loop runs over every
-/// segment, so that the static schedule gives each its owner; the first exception a piece
-/// throws stops the others at their next segment and is rethrown.
-template <owned_segmented It, class Piece>
-void par_pieces(const It& by, std::size_t n, Piece&& piece) {
+/// The part of a range that lies in one segment: its number, its positions [d0, d1) counted
+/// from the range's first element, and the same elements as the segment's local range [b, e).
+template <owned_segmented It>
+struct segment_part {
+    using local = typename segmented_iterator_traits<It>::local_iterator;
+    std::size_t segment = 0, d0 = 0, d1 = 0;
+    local b{}, e{};
+};
+
+/// visit(part) for each segment_part of the positions [0, n) after `by`, on the thread that
+/// owns the part's segment, all in one parallel region. The loop runs over every segment, so
+/// that the static schedule gives each its owner; the first exception a visit throws stops the
+/// others at their next segment and is rethrown.
+template <owned_segmented It, class Visit>
+void par_parts(const It& by, std::size_t n, Visit&& visit) {
     if (n == 0) return;
     using tr = segmented_iterator_traits<It>;
-    struct part {
-        std::size_t segment, d0, d1;
-    };
+    using part = segment_part<It>;
     const segment_owners own = owners_of(by);
-    slots<part> parts(own.segments);  // in segment order, the first `count` of them
+    // In the call's frame where a part may be (slots.hpp: a heap allocation per call costs a
+    // short reduction a tenth of its time).
+    using table = std::conditional_t<std::is_nothrow_default_constructible_v<part> && std::is_nothrow_destructible_v<part>,
+                                     slots<part>, std::vector<part>>;
+    table parts(own.segments);  // in segment order, the first `count` of them
     std::size_t count = 0, d = 0;
     for_each_segment(by, at(by, n), [&](const auto& s, auto b, auto e) {
         const auto k = static_cast<std::size_t>(std::distance(b, e));
         if (k == 0) {
         } else if (const auto i = static_cast<std::size_t>(tr::index(s)); i < parts.size() && count < parts.size()) {
-            parts[count++] = {i, d, d + k};
+            auto& p = parts[count++];
+            p.segment = i, p.d0 = d, p.d1 = d + k, p.b = b, p.e = e;
         } else {
             throw_error(errc::invalid_argument, "ccnuma::par", "a segment's index() is not below its owners().segments",
                         "segmented_iterator_traits whose owners() counts every segment of the range");
         }
         d += k;
     });
-    const part* const first = parts.begin();
+    const part* const first = &parts[0];
     const part* const last = first + count;
     parallel_for(own.segments, own.schedule, [&](std::size_t s) {
         const part* p = std::lower_bound(first, last, s, [](const part& x, std::size_t k) { return x.segment < k; });
-        if (p != last && p->segment == s) piece(s, p->d0, p->d1);
+        if (p != last && p->segment == s) visit(*p);
     });
+}
+
+/// piece(s, d0, d1) for each part [d0, d1) of the positions [0, n) after `by` that lies in
+/// segment s, on the thread that owns s (par_parts): for algorithms that move other iterators
+/// along by position.
+template <owned_segmented It, class Piece>
+void par_pieces(const It& by, std::size_t n, Piece&& piece) {
+    par_parts(by, n, [&](const segment_part<It>& p) { piece(p.segment, p.d0, p.d1); });
 }
 
 /// One segment's partial result, alone in its cache lines.
@@ -642,19 +662,21 @@ T fold(It first, It last, T init, Op op) {
 /// fold, each segment's part on its owner, the parts combined with init in segment order.
 template <class Fold, class It, class T, class Op>
 T par_fold(It first, It last, T init, Op op) {
-    if constexpr (par_ready<It>)
-        return fold_segments(first, static_cast<std::size_t>(last - first), std::move(init), op,
-                             [&](std::size_t d0, std::size_t d1) {
-                                 const auto b = at(first, d0);
-                                 // A plain sum starts each part from the identity, so that
-                                 // lane_sum reads the segment from its (aligned) beginning.
-                                 if constexpr (std::is_same_v<Fold, by_reduce> &&
-                                               plain_sum<T, std::iter_value_t<It>, Op>)
-                                     return fold<Fold>(b, at(first, d1), sum_identity<T>(), op);
-                                 else
-                                     return fold<Fold>(std::next(b), at(first, d1), T(*b), op);
-                             });
-    else
+    if constexpr (par_ready<It>) {
+        // Each part folded over its segment's local range, as the sequential fold does.
+        partials<T> partial(owners_of(first).segments);
+        par_parts(first, static_cast<std::size_t>(last - first), [&](const segment_part<It>& p) {
+            // A plain sum starts each part from the identity, so that lane_sum reads the
+            // segment from its (aligned) beginning.
+            if constexpr (std::is_same_v<Fold, by_reduce> && plain_sum<T, std::iter_value_t<It>, Op>)
+                partial[p.segment].value = Fold::run(p.b, p.e, sum_identity<T>(), op);
+            else
+                partial[p.segment].value = Fold::run(std::next(p.b), p.e, T(*p.b), op);
+        });
+        for (auto& p : partial)
+            if (p.value) init = op(std::move(init), std::move(*p.value));
+        return init;
+    } else
         return fold<Fold>(first, last, std::move(init), std::move(op));
 }
 
