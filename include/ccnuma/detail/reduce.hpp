@@ -18,6 +18,7 @@
 #include <cstddef>
 #include <exception>
 #include <optional>
+#include <type_traits>
 
 namespace ccnuma::detail {
 
@@ -39,13 +40,16 @@ typename Node::value_type fold_node(const Node& e, Fold fold, operation_name wha
     std::atomic<bool> failed{false};
     std::exception_ptr error;
     // An explicit size, not in_team's default team: `partial` has a slot for each thread.
-    open_team(requested, [&] {
+    // What every thread reads is copied into the region's closure (the node's evaluator, the
+    // slots, n): each other line of this frame a thread reads is a cache miss on every call,
+    // which the expert's region does not pay.
+    open_team(requested, [&, ev = e.eval(), slot0 = partial.begin(), n] {
         const auto t = static_cast<unsigned>(omp_get_thread_num());
-        if (t == 0) threads = static_cast<unsigned>(omp_get_num_threads());
+        const auto team = static_cast<unsigned>(omp_get_num_threads());
+        if (t == 0) threads = team;
         try {
-            auto& slot = partial[t];
-            static_ranges(n, s, t, static_cast<unsigned>(omp_get_num_threads()),
-                          [&](std::size_t lo, std::size_t hi) { fold(slot, e, lo, hi); });
+            auto& slot = slot0[t];
+            static_ranges(n, s, t, team, [&](std::size_t lo, std::size_t hi) { fold(slot, ev, lo, hi); });
         } catch (...) {
             if (!failed.exchange(true)) error = std::current_exception();
         }
@@ -61,17 +65,17 @@ typename Node::value_type fold_node(const Node& e, Fold fold, operation_name wha
 struct sum_fold {
     template <class V>
     static V combine(const V& a, const V& b) { return a + b; }
-    template <class Slot, class Node>
-    void operator()(Slot& slot, const Node& e, std::size_t lo, std::size_t hi) const {
-        using V = typename Node::value_type;
+    template <class Slot, class Eval>
+    void operator()(Slot& slot, const Eval& ev, std::size_t lo, std::size_t hi) const {
+        using V = typename std::remove_cvref_t<decltype(slot.value)>::value_type;
         V acc{};
         if constexpr (lane_summable<V>) {
             // The node's evaluator by value: its pointers are then locals the compiler keeps in
             // registers (evaluator_of, expression.hpp).
-            acc = lane_sum<V>(hi - lo, [node = e.eval(), lo](std::size_t i) noexcept(Node::nothrow) { return node[lo + i]; });
+            acc = lane_sum<V>(hi - lo, [ev, lo](std::size_t i) noexcept(noexcept(ev[i])) { return ev[lo + i]; });
         } else {
-            acc = e[lo];
-            for (std::size_t i = lo + 1; i < hi; ++i) acc += e[i];
+            acc = ev[lo];
+            for (std::size_t i = lo + 1; i < hi; ++i) acc += ev[i];
         }
         slot.value = slot.value ? combine(*slot.value, acc) : acc;
     }
@@ -81,11 +85,11 @@ template <bool Max>
 struct extremum_fold {
     template <class V>
     static V combine(const V& a, const V& b) { return Max ? (a < b ? b : a) : (b < a ? b : a); }
-    template <class Slot, class Node>
-    void operator()(Slot& slot, const Node& e, std::size_t lo, std::size_t hi) const {
-        using V = typename Node::value_type;
-        V acc = e[lo];
-        for (std::size_t i = lo + 1; i < hi; ++i) acc = combine(acc, V(e[i]));
+    template <class Slot, class Eval>
+    void operator()(Slot& slot, const Eval& ev, std::size_t lo, std::size_t hi) const {
+        using V = typename std::remove_cvref_t<decltype(slot.value)>::value_type;
+        V acc = ev[lo];
+        for (std::size_t i = lo + 1; i < hi; ++i) acc = combine(acc, V(ev[i]));
         slot.value = slot.value ? combine(*slot.value, acc) : acc;
     }
 };
