@@ -275,7 +275,7 @@ void par_parts(const It& by, std::size_t n, Visit&& visit) {
     });
     const part* const first = &parts[0];
     const part* const last = first + count;
-    parallel_for(own.segments, own.schedule, [&](std::size_t s) {
+    parallel_for(own.segments, own.schedule, [first, last, visit = region_copy(visit)](std::size_t s) {
         const part* p = std::lower_bound(first, last, s, [](const part& x, std::size_t k) { return x.segment < k; });
         if (p != last && p->segment == s) visit(*p);
     });
@@ -665,13 +665,13 @@ T par_fold(It first, It last, T init, Op op) {
     if constexpr (par_ready<It>) {
         // Each part folded over its segment's local range, as the sequential fold does.
         partials<T> partial(owners_of(first).segments);
-        par_parts(first, static_cast<std::size_t>(last - first), [&](const segment_part<It>& p) {
+        par_parts(first, static_cast<std::size_t>(last - first), [out = partial.begin(), &op](const segment_part<It>& p) {
             // A plain sum starts each part from the identity, so that lane_sum reads the
             // segment from its (aligned) beginning.
             if constexpr (std::is_same_v<Fold, by_reduce> && plain_sum<T, std::iter_value_t<It>, Op>)
-                partial[p.segment].value = Fold::run(p.b, p.e, sum_identity<T>(), op);
+                out[p.segment].value = Fold::run(p.b, p.e, sum_identity<T>(), op);
             else
-                partial[p.segment].value = Fold::run(std::next(p.b), p.e, T(*p.b), op);
+                out[p.segment].value = Fold::run(std::next(p.b), p.e, T(*p.b), op);
         });
         for (auto& p : partial)
             if (p.value) init = op(std::move(init), std::move(*p.value));

@@ -25,6 +25,7 @@
 #include <atomic>
 #include <cstddef>
 #include <exception>
+#include <functional>
 #include <limits>
 #include <string_view>
 #include <type_traits>
@@ -164,16 +165,28 @@ void for_static(std::size_t n, const ccnuma::schedule& s, Body&& body) {
 /// body(i) for i in [0, n) in a new team, partitioned by `s`. If body can throw, the first
 /// exception stops every thread at its next element and is rethrown here; what was done stays
 /// done. A noexcept body runs as the bare loop, so that it vectorizes.
+/// A body as a region's closure should hold it: a copy where it is a small trivially copyable
+/// functor (a lambda of references and pointers), so that a thread finds what the body refers
+/// to in the closure it reads anyway, and not behind one more line of the caller's frame, a
+/// cache miss on every call of a short loop; a reference otherwise.
+template <class Body>
+auto region_copy(Body& body) noexcept {
+    if constexpr (std::is_trivially_copyable_v<Body> && sizeof(Body) <= 64)
+        return body;
+    else
+        return std::ref(body);
+}
+
 template <class Body>
 void parallel_for(std::size_t n, const ccnuma::schedule& s, Body&& body) {
     if (n == 0) return;
     check_covers(s, n, "a parallel loop");
     if constexpr (noexcept(body(std::size_t{}))) {
-        in_team(s, "a parallel loop", [&] { for_static<false>(n, s, body); });
+        in_team(s, "a parallel loop", [&, b = region_copy(body)] { for_static<false>(n, s, b); });
     } else {
         std::atomic<bool> failed{false};
         std::exception_ptr error;
-        in_team(s, "a parallel loop", [&] {
+        in_team(s, "a parallel loop", [&, body = region_copy(body)] {
             for_static<false>(n, s, [&](std::size_t i) {
                 if (failed.load(std::memory_order_relaxed)) return;
                 try {
