@@ -162,9 +162,6 @@ void for_static(std::size_t n, const ccnuma::schedule& s, Body&& body) {
     }
 }
 
-/// body(i) for i in [0, n) in a new team, partitioned by `s`. If body can throw, the first
-/// exception stops every thread at its next element and is rethrown here; what was done stays
-/// done. A noexcept body runs as the bare loop, so that it vectorizes.
 /// A body as a region's closure should hold it: a copy where it is a small trivially copyable
 /// functor (a lambda of references and pointers), so that a thread finds what the body refers
 /// to in the closure it reads anyway, and not behind one more line of the caller's frame, a
@@ -177,6 +174,9 @@ auto region_copy(Body& body) noexcept {
         return std::ref(body);
 }
 
+/// body(i) for i in [0, n) in a new team, partitioned by `s`. If body can throw, the first
+/// exception stops every thread at its next element and is rethrown here; what was done stays
+/// done. A noexcept body runs as the bare loop, so that it vectorizes.
 template <class Body>
 void parallel_for(std::size_t n, const ccnuma::schedule& s, Body&& body) {
     if (n == 0) return;
@@ -200,11 +200,6 @@ void parallel_for(std::size_t n, const ccnuma::schedule& s, Body&& body) {
     }
 }
 
-/// The iterations [lo, hi) of thread t of `threads` in schedule(static, chunk) over n, chunk by
-/// chunk: visit(lo, hi). For chunk 0 this is the balanced partition (the first n % threads
-/// threads get one more) that libgomp and libomp use for schedule(static): the copy of the
-/// runtime's partition described at the top. Reductions use it to give each thread a plain loop
-/// the compiler can vectorize.
 /// Where part t begins when the first r parts hold q + 1 elements and the rest q: the balanced
 /// split of schedule(static) with q = n / parts and r = n % parts (part `parts` begins at n).
 /// The inverse of balanced_part below; callers that keep q and r (segment_layout) skip the
@@ -213,6 +208,11 @@ inline std::size_t balanced_begin(std::size_t q, std::size_t r, std::size_t t) n
     return t * q + std::min(t, r);
 }
 
+/// The iterations [lo, hi) of thread t of `threads` in schedule(static, chunk) over n, chunk by
+/// chunk: visit(lo, hi). For chunk 0 this is the balanced partition (the first n % threads
+/// threads get one more) that libgomp and libomp use for schedule(static): the copy of the
+/// runtime's partition described at the top. Reductions use it to give each thread a plain loop
+/// the compiler can vectorize.
 template <class Visit>
 void static_ranges(std::size_t n, std::size_t chunk, unsigned t, unsigned threads, Visit&& visit) {
     if (chunk == 0) {
