@@ -29,6 +29,7 @@
 #include <memory>
 #include <numeric>
 #include <optional>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -140,11 +141,13 @@ int main(int argc, char** argv) {
                     omp_get_max_threads(), reps);
         std::printf("copy  GB/s median [95%% interval]       physical runs\n");
         std::vector<double> gbs, runs;
+        std::vector<bench::stats_paired::median_ci> ci;
         for (std::size_t k = 0; k < copies; ++k) {
             std::vector<double> rate;
             for (double s : seconds[k]) rate.push_back(8.0 * static_cast<double>(n) / s / 1e9);
             const auto m = bench::stats_paired::median_interval(rate);
             gbs.push_back(m.median);
+            ci.push_back(m);
             std::string r = "hidden (no CAP_SYS_ADMIN)";
             if (frames) {
                 runs.push_back(static_cast<double>(ccnuma::physical_runs(p[k], n * sizeof(double))));
@@ -152,8 +155,26 @@ int main(int argc, char** argv) {
             }
             std::printf("%4zu  %6.2f [%6.2f, %6.2f]          %s\n", k, m.median, m.lo, m.hi, r.c_str());
         }
-        std::printf("largest/smallest median: %.3f\n", *std::max_element(gbs.begin(), gbs.end()) / *std::min_element(gbs.begin(), gbs.end()));
-        if (frames) std::printf("rank correlation of physical runs and GB/s: %.2f\n", spearman(runs, gbs));
+        const auto slow = static_cast<std::size_t>(std::min_element(gbs.begin(), gbs.end()) - gbs.begin());
+        const auto fast = static_cast<std::size_t>(std::max_element(gbs.begin(), gbs.end()) - gbs.begin());
+        // Noise is said where it covers the spread: the two extremes' intervals overlap.
+        std::printf("largest/smallest median: %.3f (copies %zu and %zu; their 95%% intervals %s)\n", gbs[fast] / gbs[slow],
+                    fast, slow, ci[fast].lo <= ci[slow].hi ? "overlap: not a measurable difference" : "do not overlap");
+        if (frames) {
+            // A permutation test of the correlation (fixed seed, so that a run can be repeated):
+            // the share of random pairings of the same values that correlate as strongly.
+            const double rho = spearman(runs, gbs);
+            std::mt19937_64 rng(35);
+            std::vector<double> shuffled = gbs;
+            constexpr int trials = 20000;
+            int as_strong = 0;
+            for (int i = 0; i < trials; ++i) {
+                std::shuffle(shuffled.begin(), shuffled.end(), rng);
+                if (std::abs(spearman(runs, shuffled)) >= std::abs(rho) - 1e-12) ++as_strong;
+            }
+            std::printf("rank correlation of physical runs and GB/s: %.2f (permutation p = %.3f, %d pairings)\n", rho,
+                        static_cast<double>(as_strong) / trials, trials);
+        }
     } catch (const std::exception& e) {
         std::fprintf(stderr, "frames_spread: %s\n", e.what());
         return 1;

@@ -293,12 +293,13 @@ void par_pieces(const It& by, std::size_t n, Piece&& piece) {
 template <class T>
 using partials = slots<padded<std::optional<T>>>;
 
-/// Each segment's part folded on its owner (fold(b, e, first element, op): ccnuma::reduce,
-/// accumulate or inner_product of the part), the parts then combined with init in segment order.
+/// Each segment's part folded on its owner (fold(part): ccnuma::reduce, accumulate or
+/// inner_product of the segment_part), the parts then combined with init in segment order.
 template <class T, class Op, class Drive, class Fold>
 T fold_segments(const Drive& drive, std::size_t n, T init, Op op, Fold fold) {
     partials<T> partial(owners_of(drive).segments);
-    par_pieces(drive, n, [&](std::size_t s, std::size_t d0, std::size_t d1) { partial[s].value = fold(d0, d1); });
+    // The slots' pointer and the fold by value: what a thread reads is in the region's closure.
+    par_parts(drive, n, [out = partial.begin(), fold](const segment_part<Drive>& p) { out[p.segment].value = fold(p); });
     for (auto& p : partial)
         if (p.value) init = op(std::move(init), std::move(*p.value));
     return init;
@@ -664,18 +665,15 @@ template <class Fold, class It, class T, class Op>
 T par_fold(It first, It last, T init, Op op) {
     if constexpr (par_ready<It>) {
         // Each part folded over its segment's local range, as the sequential fold does.
-        partials<T> partial(owners_of(first).segments);
-        par_parts(first, static_cast<std::size_t>(last - first), [out = partial.begin(), &op](const segment_part<It>& p) {
-            // A plain sum starts each part from the identity, so that lane_sum reads the
-            // segment from its (aligned) beginning.
-            if constexpr (std::is_same_v<Fold, by_reduce> && plain_sum<T, std::iter_value_t<It>, Op>)
-                out[p.segment].value = Fold::run(p.b, p.e, sum_identity<T>(), op);
-            else
-                out[p.segment].value = Fold::run(std::next(p.b), p.e, T(*p.b), op);
-        });
-        for (auto& p : partial)
-            if (p.value) init = op(std::move(init), std::move(*p.value));
-        return init;
+        return fold_segments(first, static_cast<std::size_t>(last - first), std::move(init), op,
+                             [&op](const segment_part<It>& p) {
+                                 // A plain sum starts each part from the identity, so that
+                                 // lane_sum reads the segment from its (aligned) beginning.
+                                 if constexpr (std::is_same_v<Fold, by_reduce> && plain_sum<T, std::iter_value_t<It>, Op>)
+                                     return Fold::run(p.b, p.e, sum_identity<T>(), op);
+                                 else
+                                     return Fold::run(std::next(p.b), p.e, T(*p.b), op);
+                             });
     } else
         return fold<Fold>(first, last, std::move(init), std::move(op));
 }
@@ -746,10 +744,10 @@ template <class It1, class It2, class T, class Op1, class Op2>
 T inner_product(It1 first1, It1 last1, It2 first2, T init, Op1 op1, Op2 op2) {
     if constexpr (detail::par_ready<It1, It2>)
         return detail::fold_segments(detail::driver(first1, first2), static_cast<std::size_t>(last1 - first1),
-                                     std::move(init), op1, [&](std::size_t d0, std::size_t d1) {
-                                         const auto a = detail::at(first1, d0);
-                                         const auto b = detail::at(first2, d0);
-                                         return ccnuma::inner_product(std::next(a), detail::at(first1, d1), std::next(b),
+                                     std::move(init), op1, [&](const auto& part) {
+                                         const auto a = detail::at(first1, part.d0);
+                                         const auto b = detail::at(first2, part.d0);
+                                         return ccnuma::inner_product(std::next(a), detail::at(first1, part.d1), std::next(b),
                                                                       T(op2(*a, *b)), op1, op2);
                                      });
     else
