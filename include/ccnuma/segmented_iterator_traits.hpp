@@ -17,7 +17,8 @@
 ///         static local_iterator begin(const segment_iterator&);
 ///         static local_iterator end(const segment_iterator&);
 ///         static iterator compose(const segment_iterator&, local_iterator);
-///         // Optional, for ccnuma::par::: the segment's number and who owns it.
+///         // Optional, for ccnuma::par::: the segment's number (0, 1, 2, ... in ++ order)
+///         // and who owns it.
 ///         static std::size_t index(const segment_iterator&);
 ///         static ccnuma::segment_owners owners(const segment_iterator&);
 ///     };

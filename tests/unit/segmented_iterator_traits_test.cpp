@@ -32,6 +32,7 @@ struct blocks {
     std::size_t n = 0;
     unsigned threads = 1;
     std::size_t hidden = 0;  // blocks that owners() leaves out of its count: a traits defect
+    std::size_t skip = 0;    // added to index() from the second block on: a numbering defect
 
     blocks(std::size_t count, std::size_t block_width, unsigned team) : width(block_width), n(count), threads(team) {
         for (std::size_t i = 0; i < n; i += width) data.emplace_back(std::min(width, n - i), 0);
@@ -120,10 +121,10 @@ struct ccnuma::segmented_iterator_traits<other::iterator> {
     static iterator compose(const segment_iterator& s, local_iterator l) noexcept {
         return {s.c, s.k * s.c->width + static_cast<std::size_t>(l - begin(s))};
     }
-    static std::size_t index(const segment_iterator& s) noexcept { return s.k; }
+    static std::size_t index(const segment_iterator& s) noexcept { return s.k == 0 ? 0 : s.k + s.c->skip; }
     /// Block k on thread k % threads: schedule(static, 1).
     static ccnuma::segment_owners owners(const segment_iterator& s) noexcept {
-        return {s.c->block_count() - s.c->hidden, ccnuma::schedule{1, s.c->threads}};
+        return {s.c->block_count() + s.c->skip - s.c->hidden, ccnuma::schedule{1, s.c->threads}};
     }
 };
 
@@ -221,6 +222,27 @@ TEST(ForeignSegmentedIterator, OwnersThatMissASegmentAreRefused) {
     // A subrange inside the counted blocks is fine.
     EXPECT_NO_THROW(ccnuma::par::fill(begin(b), begin(b) + 1000, 7));
     EXPECT_EQ(std::count(b.data[0].begin(), b.data[0].end(), 7), 256);
+}
+
+// Each thread steps to its segments with ++ and relies on index() counting them: traits that
+// number them otherwise would have a thread do another thread's segment, or none. par:: refuses
+// them before any thread writes, naming the first wrongly numbered segment.
+TEST(ForeignSegmentedIterator, AnIndexThatIsNotTheSegmentsPlaceIsRefused) {
+    other::blocks b(5000, 256, 2);
+    b.skip = 3;
+    try {
+        ccnuma::par::fill(begin(b), end(b), 7);
+        FAIL() << "par::fill ran over segments numbered out of order";
+    } catch (const ccnuma::error& e) {
+        EXPECT_NE(std::string(e.what()).find("segment 1 of the range whose index() is 4"), std::string::npos) << e.what();
+        EXPECT_NE(std::string(e.what()).find("0, 1, 2, ... in order"), std::string::npos) << e.what();
+    }
+    std::size_t written = 0;
+    for (const auto& block : b.data) written += static_cast<std::size_t>(std::count(block.begin(), block.end(), 7));
+    EXPECT_EQ(written, 0u);
+    // The first block alone is numbered right.
+    std::iota(b.data[0].begin(), b.data[0].end(), 1);
+    EXPECT_EQ(ccnuma::par::reduce(begin(b), begin(b) + 256, 0L), 256L * 257 / 2);
 }
 
 }  // namespace

@@ -19,6 +19,7 @@
 #include <exception>
 #include <optional>
 #include <type_traits>
+#include <utility>
 
 namespace ccnuma::detail {
 
@@ -33,40 +34,35 @@ typename Node::value_type fold_node(const Node& e, Fold fold, operation_name wha
     static const ccnuma::schedule plain{};
     const ccnuma::schedule& s = e.placed_by() ? *e.placed_by() : plain;
     check_covers(s, n, what);
-    const int requested = detail::team_size(s, what);
-    // Each thread's partial result, alone in its cache lines.
-    slots<padded<std::optional<V>>> partial(static_cast<std::size_t>(requested));
-    unsigned threads = 1;
-    std::atomic<bool> failed{false};
-    std::exception_ptr error;
-    // An explicit size, not in_team's default team: `partial` has a slot for each thread.
-    // What every thread reads is copied into the region's closure (the node's evaluator, the
-    // slots, n): each other line of this frame a thread reads is a cache miss on every call,
-    // which the expert's region does not pay.
-    open_team(requested, [&, ev = e.eval(), slot0 = partial.begin(), n] {
-        const auto t = static_cast<unsigned>(omp_get_thread_num());
-        const auto team = static_cast<unsigned>(omp_get_num_threads());
-        if (t == 0) threads = team;
-        try {
-            auto& slot = slot0[t];
-            static_ranges(n, s, t, team, [&](std::size_t lo, std::size_t hi) { fold(slot, ev, lo, hi); });
-        } catch (...) {
-            if (!failed.exchange(true)) error = std::current_exception();
-        }
+    // A slot for each thread of the team the schedule asks for; a smaller team leaves the
+    // last ones empty.
+    slots<padded<std::optional<V>>> partial(static_cast<std::size_t>(detail::team_size(s, what)));
+    // The node's evaluator and the slots by value in the body: parallel_ranges keeps them in
+    // the region's closure, so that a thread reads no other line of this frame.
+    using slot = padded<std::optional<V>>;
+    using eval = decltype(e.eval());
+    parallel_ranges(n, s, what, [ev = e.eval(), slot0 = partial.begin(), fold](std::size_t lo, std::size_t hi) noexcept(
+                                    noexcept(fold(std::declval<slot&>(), std::declval<const eval&>(), lo, hi))) {
+        fold(slot0[omp_get_thread_num()], ev, lo, hi);
     });
-    if (error) std::rethrow_exception(error);
     // In thread order, so that a given team size always gives the same bits.
     std::optional<V> result;
-    for (unsigned t = 0; t < threads; ++t)
-        if (partial[t].value) result = result ? Fold::combine(*result, *partial[t].value) : *partial[t].value;
+    for (auto& p : partial)
+        if (p.value) result = result ? Fold::combine(*result, *p.value) : *p.value;
     return *result;
 }
+
+/// Whether a fold of Eval's elements into a Slot cannot throw: reading an element, and copying,
+/// adding and comparing the value type (arithmetic types), as sum_fold and extremum_fold do.
+template <class Slot, class Eval>
+inline constexpr bool nothrow_fold = noexcept(std::declval<const Eval&>()[std::size_t{}]) &&
+                                     std::is_arithmetic_v<typename std::remove_cvref_t<decltype(std::declval<Slot&>().value)>::value_type>;
 
 struct sum_fold {
     template <class V>
     static V combine(const V& a, const V& b) { return a + b; }
     template <class Slot, class Eval>
-    void operator()(Slot& slot, const Eval& ev, std::size_t lo, std::size_t hi) const {
+    void operator()(Slot& slot, const Eval& ev, std::size_t lo, std::size_t hi) const noexcept(nothrow_fold<Slot, Eval>) {
         using V = typename std::remove_cvref_t<decltype(slot.value)>::value_type;
         V acc{};
         if constexpr (lane_summable<V>) {
@@ -86,7 +82,7 @@ struct extremum_fold {
     template <class V>
     static V combine(const V& a, const V& b) { return Max ? (a < b ? b : a) : (b < a ? b : a); }
     template <class Slot, class Eval>
-    void operator()(Slot& slot, const Eval& ev, std::size_t lo, std::size_t hi) const {
+    void operator()(Slot& slot, const Eval& ev, std::size_t lo, std::size_t hi) const noexcept(nothrow_fold<Slot, Eval>) {
         using V = typename std::remove_cvref_t<decltype(slot.value)>::value_type;
         V acc = ev[lo];
         for (std::size_t i = lo + 1; i < hi; ++i) acc = combine(acc, V(ev[i]));
