@@ -34,7 +34,7 @@
 ///
 /// The whole-range writes par::fill, par::copy and par::transform take a store mode first
 /// (stores.hpp), `automatic` when it is left out: a raw float or double output range then gets
-/// non-temporal stores when the call writes more than streaming_threshold() bytes and the piece
+/// non-temporal stores when the call moves (writes and reads) more than streaming_threshold() bytes and the piece
 /// reads no operand it writes. Each piece ends with one sfence on the thread that wrote it.
 ///
 ///     ccnuma::par::fill(ccnuma::stores::streaming, a.begin(), a.end(), 0.0);
@@ -163,8 +163,9 @@ It at(It first, std::size_t d) {
     return first + static_cast<std::iter_difference_t<It>>(d);
 }
 
-/// How a whole-range write stores: the caller's mode and the bytes of the whole call (what
-/// `automatic` compares with the threshold). Sequential algorithms store regularly.
+/// How a whole-range write stores: the caller's mode and the bytes the whole call moves, its
+/// output plus its inputs (what `automatic` compares with the threshold). Sequential
+/// algorithms store regularly.
 struct store_choice {
     stores mode = stores::regular;
     std::size_t bytes = 0;
@@ -208,14 +209,19 @@ bool stream_piece(const store_choice& c, L& out, std::size_t k, Aliases&& aliase
     }
 }
 
-/// The store choice of a par:: call over [first, last) writing to an Out. Ranges that are not
-/// random access are not measured (that would consume a single-pass input): they never stream.
-template <class Out, class It>
+/// The store choice of a par:: call over [first, last) writing to an Out and reading an
+/// element of each of Ins per position (none for a fill). Ranges that are not random access
+/// are not measured (that would consume a single-pass input): they never stream.
+template <class Out, class... Ins, class It>
 store_choice choice_for(stores mode, const It& first, const It& last) {
-    if constexpr (std::random_access_iterator<It> && requires { sizeof(std::iter_value_t<Out>); })
-        return {mode, static_cast<std::size_t>(last - first) * sizeof(std::iter_value_t<Out>)};
-    else
+    if constexpr (std::random_access_iterator<It> && requires { sizeof(std::iter_value_t<Out>); }) {
+        const auto n = static_cast<std::size_t>(last - first);
+        std::size_t read = 0;
+        ((read = moved_bytes<std::iter_value_t<Ins>>(n, read)), ...);
+        return {mode, moved_bytes<std::iter_value_t<Out>>(n, read)};
+    } else {
         return {stores::regular, 0};
+    }
 }
 
 // ---- par:: helpers: the traits' index() and owners() give each segment its thread --------
@@ -526,7 +532,7 @@ namespace par {
 /// stores `mode`.
 template <class It, class Out, class Op>
 Out transform(stores mode, It first, It last, Out out, Op op) {
-    const auto c = detail::choice_for<Out>(mode, first, last);
+    const auto c = detail::choice_for<Out, It>(mode, first, last);
     if constexpr (detail::par_ready<It, Out>) {
         const auto n = static_cast<std::size_t>(last - first);
         detail::par_pieces(detail::driver(out, first), n, [&](std::size_t, std::size_t d0, std::size_t d1) {
@@ -543,7 +549,7 @@ Out transform(stores mode, It first, It last, Out out, Op op) {
 /// input's), with stores `mode`.
 template <class It1, class It2, class Out, class Op>
 Out transform(stores mode, It1 first1, It1 last1, It2 first2, Out out, Op op) {
-    const auto c = detail::choice_for<Out>(mode, first1, last1);
+    const auto c = detail::choice_for<Out, It1, It2>(mode, first1, last1);
     if constexpr (detail::par_ready<It1, It2, Out>) {
         const auto n = static_cast<std::size_t>(last1 - first1);
         detail::par_pieces(detail::driver(out, first1, first2), n, [&](std::size_t, std::size_t d0, std::size_t d1) {
@@ -656,7 +662,7 @@ namespace par {
 /// with stores `mode`.
 template <class It, class Out>
 Out copy(stores mode, It first, It last, Out out) {
-    const auto c = detail::choice_for<Out>(mode, first, last);
+    const auto c = detail::choice_for<Out, It>(mode, first, last);
     if constexpr (detail::par_ready<It, Out>) {
         const auto n = static_cast<std::size_t>(last - first);
         detail::par_pieces(detail::driver(out, first), n, [&](std::size_t, std::size_t d0, std::size_t d1) {

@@ -457,8 +457,7 @@ private:
     /// Whether construction by value streams n elements: automatic stores, no operand to alias.
     static bool streams_by_value(size_type n) {
         if constexpr (detail::streamable<T>) {
-            const std::size_t bytes = n > std::numeric_limits<std::size_t>::max() / sizeof(T) ? std::numeric_limits<std::size_t>::max() : n * sizeof(T);
-            return ccnuma::streams(stores::automatic, bytes, false, true);
+            return ccnuma::streams(stores::automatic, detail::moved_bytes<T>(n, 0), false, true);
         } else {
             (void)n;
             return false;

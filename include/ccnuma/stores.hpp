@@ -21,7 +21,7 @@ namespace ccnuma {
 enum class stores {
     regular,    ///< ordinary stores, through the caches
     streaming,  ///< non-temporal stores where the element type allows them (float, double)
-    automatic,  ///< streaming when the destination aliases no operand and exceeds streaming_threshold()
+    automatic,  ///< streaming when the destination aliases no operand and the write moves more than streaming_threshold()
 };
 
 /// "regular", "streaming" or "automatic".
@@ -31,13 +31,17 @@ std::string_view to_string(stores s) noexcept;
 /// the valid names.
 stores parse_stores(std::string_view text);
 
-/// The destination size in bytes above which `automatic` streams: CCNUMA_STREAMING_THRESHOLD
-/// (bytes, as ccnuma-bench's calibration reports it) if set, else the total size of the
-/// last-level caches of topology::current() (every instance: a range is written by all threads).
-/// Read once.
+/// The bytes a write moves (what it stores plus what it reads from its operands) above which
+/// `automatic` streams: CCNUMA_STREAMING_THRESHOLD (bytes, as ccnuma-bench's calibration reports
+/// it) if set, else the total size of the last-level caches of topology::current() (every
+/// instance: a range is written by all threads). Read once. A write whose arrays together fit
+/// in the caches keeps its result there for the next kernel to read; once they do not, the
+/// result would be evicted by the write itself, and streaming it skips the read for ownership
+/// (bench/store_reuse, docs/benchmarks.md).
 std::size_t streaming_threshold();
 
-/// The one decision: whether a write of `bytes` under `mode` streams. `aliases` tells whether
+/// The one decision: whether a write that moves `bytes` (stored plus read, as above) under
+/// `mode` streams. `aliases` tells whether
 /// the destination overlaps an operand of the expression (then the result would be read back
 /// from the cache, and `automatic` does not stream); `streamable` whether the element type has
 /// non-temporal stores here.

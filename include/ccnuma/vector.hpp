@@ -91,7 +91,7 @@ public:
             T* q = place(n);
             bool streamed = false;
             try {  // a bad team size or CCNUMA_STREAMING_THRESHOLD throws before anything is written
-                streamed = detail::stream_write(q, n, schedule(), stores_, false,
+                streamed = detail::stream_write(q, n, 0, schedule(), stores_, false,
                                                 [value](std::size_t) noexcept { return value; });
             } catch (...) {
                 free_only(q, n);
@@ -155,7 +155,7 @@ public:
     vector& operator=(const vector& other) {
         if (this == &other) return *this;
         if (size_ == other.size_) {
-            if (detail::stream_write(data_, size_, schedule(), stores_, false,
+            if (detail::stream_write(data_, size_, size_ * sizeof(T), schedule(), stores_, false,
                                      [src = other.data_](std::size_t i) noexcept { return src[i]; }))
                 return *this;
             detail::parallel_for(size_, schedule(), [d = data_, src = other.data_](std::size_t i) noexcept(

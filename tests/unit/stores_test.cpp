@@ -2,13 +2,17 @@
 // That the containers' writes are right under every mode is vector_test's (run twice: once with
 // CCNUMA_STREAMING_THRESHOLD=1, so that every automatic write there streams).
 
+#include <ccnuma/algorithm.hpp>
 #include <ccnuma/error.hpp>
 #include <ccnuma/stores.hpp>
 #include <ccnuma/topology.hpp>
+#include <ccnuma/vector.hpp>
 
 #include <gtest/gtest.h>
 
+#include <limits>
 #include <string>
+#include <vector>
 
 namespace {
 
@@ -66,6 +70,37 @@ TEST(Stores, TheDecision) {
     EXPECT_FALSE(ccnuma::streams(stores::automatic, t, false, true)) << "not above the threshold";
     EXPECT_EQ(ccnuma::streams(stores::automatic, t + 1, false, true), t != 0);
     EXPECT_FALSE(ccnuma::streams(stores::automatic, t + 1, true, true)) << "the destination is an operand";
+}
+
+// What `automatic` compares with the threshold is the bytes a write moves, its output and its
+// operands: a triad a = b + c * d of n doubles moves 32 n bytes, a fill 8 n. Whether the arrays
+// fit in the caches together decides whether the result can stay there (bench/store_reuse).
+TEST(Stores, AutomaticWeighsTheBytesAWriteMoves) {
+    constexpr std::size_t most = std::numeric_limits<std::size_t>::max();
+    EXPECT_EQ(ccnuma::detail::moved_bytes<double>(1000, 0), 8000u);
+    EXPECT_EQ(ccnuma::detail::moved_bytes<double>(1000, 24000), 32000u);
+    EXPECT_EQ(ccnuma::detail::moved_bytes<double>(most / 4, 0), most) << "saturates, never wraps";
+    EXPECT_EQ(ccnuma::detail::moved_bytes<char>(10, most - 5), most);
+
+    const std::size_t n = 1000;
+    ccnuma::vector<double> b(n, 1.0), c(n, 2.0), d(n, 3.0);
+    ccnuma::vector<float> f(n, 1.0f);
+    using ccnuma::detail::node_of;
+    using ccnuma::detail::operand_bytes;
+    EXPECT_EQ(operand_bytes(node_of(b + c * d)), 3 * 8 * n) << "the triad's three operands";
+    EXPECT_EQ(operand_bytes(node_of(2.0 * b)), 8 * n) << "a scalar reads nothing";
+    EXPECT_EQ(operand_bytes(node_of(b + b)), 2 * 8 * n) << "an operand as often as the loop reads it";
+    EXPECT_EQ(operand_bytes(node_of(f)), 4 * n);
+
+    std::vector<double> out(n), in(n);
+    std::vector<float> in2(n);
+    const auto fill = ccnuma::detail::choice_for<double*>(stores::automatic, out.data(), out.data() + n);
+    const auto copy = ccnuma::detail::choice_for<double*, const double*>(stores::automatic, in.data(), in.data() + n);
+    const auto two = ccnuma::detail::choice_for<double*, const double*, const float*>(stores::automatic, in.data(), in.data() + n);
+    EXPECT_EQ(fill.bytes, 8 * n);
+    EXPECT_EQ(copy.bytes, 16 * n);
+    EXPECT_EQ(two.bytes, 20 * n);
+    EXPECT_EQ(two.mode, stores::automatic);
 }
 
 }  // namespace

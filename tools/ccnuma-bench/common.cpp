@@ -2,6 +2,7 @@
 
 #include <ccnuma/binding.hpp>
 #include <ccnuma/error.hpp>
+#include <ccnuma/stores.hpp>
 #include <ccnuma/detail/os.hpp>
 
 #include <omp.h>
@@ -26,6 +27,10 @@ void use_threads(unsigned threads) {
 #pragma omp parallel
         ccnuma::bind_this_thread();
     }
+}
+
+bool automatic_streams(std::size_t n, unsigned operands) {
+    return ccnuma::streams(ccnuma::stores::automatic, (std::size_t{1} + operands) * sizeof(double) * n, false, true);
 }
 
 std::vector<std::size_t> sizes_or(const options& o, std::vector<std::size_t> fallback) {

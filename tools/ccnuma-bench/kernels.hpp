@@ -24,6 +24,10 @@ int triad_only(const options& o, report& out);
 std::vector<unsigned> team_sizes(const options& o);
 /// Sets the team of the next parallel regions (omp_set_num_threads).
 void use_threads(unsigned threads);
+/// Whether ccnuma's `automatic` stores stream a write of n doubles that reads `operands` arrays
+/// of n doubles (the triad a = b + c * d reads 3): it moves (1 + operands) * 8 * n bytes, which
+/// stores.hpp compares with the threshold. What the tables label a ccnuma row's stores by.
+bool automatic_streams(std::size_t n, unsigned operands);
 /// Throws std::runtime_error naming the kernel when `arrays` arrays of `elements` doubles do
 /// not fit in the memory the kernel reports available (MemAvailable): one line instead of the
 /// OOM killer, whatever the overcommit mode.

@@ -296,10 +296,11 @@ void placement(const options& o, report& out) {
         use_threads(t);
         for (std::size_t n : sizes_or(o, {10000000})) {
             need_memory("placement", 36, n);
-            // One store mode for every variant, decided here as ccnuma's automatic mode would
-            // decide it for one array of this size.
-            const expert::stores s = ccnuma::streams(mode, n * sizeof(double), false, true) ? expert::stores::streaming
-                                                                                              : expert::stores::regular;
+            // One store mode for every variant's triad, decided here as ccnuma's mode would
+            // decide it for the triad (automatic: the 4 arrays it moves against the threshold).
+            const expert::stores s = mode == ccnuma::stores::automatic
+                                         ? (automatic_streams(n, 3) ? expert::stores::streaming : expert::stores::regular)
+                                         : (ccnuma::streams(mode, 0, false, true) ? expert::stores::streaming : expert::stores::regular);
             out.progress("placement: n = " + std::to_string(n) + ", " + std::to_string(t) + " threads, 9 variants");
             std::vector<std::unique_ptr<placed>> arrays;
             for (int k = 0; k < variant_count; ++k) arrays.push_back(make(k, n, pages));

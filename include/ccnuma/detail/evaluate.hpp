@@ -21,13 +21,15 @@
 namespace ccnuma::detail {
 
 /// dst[i] = at(i) for i in [0, n) with streaming stores, each thread on the range that
-/// schedule(static[, chunk]) or its partition gives it (static_ranges), so every element is written by the thread
-/// that placed its page. Returns false, writing nothing, when `mode` says not to stream
-/// n elements (stores.hpp's streams() decides) or T has no streaming stores here.
+/// schedule(static[, chunk]) or its partition gives it (static_ranges), so every element is
+/// written by the thread that placed its page. `read`: the bytes at(i) reads over the whole
+/// range (0 for a fill). Returns false, writing nothing, when `mode` says not to stream this
+/// write (stores.hpp's streams() decides, on moved_bytes) or T has no streaming stores here.
 template <class T, class At>
-bool stream_write(T* dst, std::size_t n, const ccnuma::schedule& s, ccnuma::stores mode, bool aliases, const At& at) {
+bool stream_write(T* dst, std::size_t n, std::size_t read, const ccnuma::schedule& s, ccnuma::stores mode, bool aliases,
+                  const At& at) {
     if constexpr (streamable<T>) {
-        if (n == 0 || mode == ccnuma::stores::regular || !ccnuma::streams(mode, n * sizeof(T), aliases, true))
+        if (n == 0 || mode == ccnuma::stores::regular || !ccnuma::streams(mode, moved_bytes<T>(n, read), aliases, true))
             return false;
         check_covers(s, n, "a streaming write");
         in_team(s, "a streaming write", [&] {
@@ -37,9 +39,20 @@ bool stream_write(T* dst, std::size_t n, const ccnuma::schedule& s, ccnuma::stor
         });
         return true;
     } else {
-        (void)dst, (void)n, (void)s, (void)mode, (void)aliases, (void)at;
+        (void)dst, (void)n, (void)read, (void)s, (void)mode, (void)aliases, (void)at;
         return false;
     }
+}
+
+/// The bytes an expression reads from its operands over its whole length: each leaf's range,
+/// as often as it appears (b + b reads b twice, as the loop does). Scalars read nothing.
+template <class Node>
+std::size_t operand_bytes(const Node& e) {
+    std::size_t read = 0;
+    e.for_each_leaf([&](const void* b, const void* end) {
+        read = moved_bytes<char>(static_cast<std::size_t>(static_cast<const char*>(end) - static_cast<const char*>(b)), read);
+    });
+    return read;
 }
 
 /// Writes node[i] to dst[i] for i in [0, n) with the destination's partition. An operand that
@@ -70,7 +83,7 @@ void assign_node(T* dst, std::size_t n, const Node& e, const ccnuma::schedule& s
         return;
     }
     if constexpr (Node::nothrow)
-        if (stream_write(dst, n, s, mode, aliases, [node = e.eval()](std::size_t i) noexcept { return node[i]; }))
+        if (stream_write(dst, n, operand_bytes(e), s, mode, aliases, [node = e.eval()](std::size_t i) noexcept { return node[i]; }))
             return;
     // A copy of the node's evaluator in the closure: its pointers are then locals of the outlined
     // region, which the compiler keeps in registers (evaluator_of, expression.hpp). An operand

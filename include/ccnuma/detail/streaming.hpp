@@ -7,6 +7,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 #include <type_traits>
 
 // The compilers' own builtins, not <immintrin.h>: every file that includes <ccnuma/vector.hpp>
@@ -19,6 +20,16 @@
 #endif
 
 namespace ccnuma::detail {
+
+/// The bytes a write of n Ts moves that also reads `read` bytes of operands: what stores.hpp's
+/// streams() compares with the threshold, the one formula of every automatic write.
+/// Saturates rather than wraps.
+template <class T>
+std::size_t moved_bytes(std::size_t n, std::size_t read) noexcept {
+    constexpr std::size_t most = std::numeric_limits<std::size_t>::max();
+    const std::size_t stored = n > most / sizeof(T) ? most : n * sizeof(T);
+    return stored > most - read ? most : stored + read;
+}
 
 /// Whether T has streaming stores in this build: float and double on x86-64.
 template <class T>
