@@ -159,7 +159,7 @@ void advance_by(L& it, D k) {
 }
 
 template <class It>
-It at(It first, std::size_t d) {
+It at(It first, std::size_t d) noexcept(noexcept(first + std::iter_difference_t<It>{}) && std::is_nothrow_copy_constructible_v<It>) {
     return first + static_cast<std::iter_difference_t<It>>(d);
 }
 
@@ -238,7 +238,7 @@ const auto& driver(const It& it, const Rest&... rest) noexcept {
 }
 
 template <owned_segmented It>
-segment_owners owners_of(const It& it) {
+segment_owners owners_of(const It& it) noexcept(noexcept(segmented_iterator_traits<It>::owners(segmented_iterator_traits<It>::segment(it)))) {
     using tr = segmented_iterator_traits<It>;
     return tr::owners(tr::segment(it));
 }
@@ -259,14 +259,43 @@ struct segment_part {
                 "segmented_iterator_traits whose index() numbers the segments 0, 1, 2, ... in order");
 }
 
+/// Whether advance_segments on an S cannot throw.
+template <class S>
+constexpr bool nothrow_advance() noexcept {
+    if constexpr (requires(S& s) { s += std::ptrdiff_t{}; })
+        return noexcept(std::declval<S&>() += std::ptrdiff_t{});
+    else
+        return noexcept(++std::declval<S&>());
+}
+
 /// Segment iterator `s` moved k segments on: in one step where it can, else one at a time (the
 /// protocol asks only for ++).
 template <class S>
-void advance_segments(S& s, std::size_t k) {
+void advance_segments(S& s, std::size_t k) noexcept(nothrow_advance<S>()) {
     if constexpr (requires { s += static_cast<std::ptrdiff_t>(k); })
         s += static_cast<std::ptrdiff_t>(k);
     else
         for (; k != 0; --k) ++s;
+}
+
+/// Whether a thread of par_parts can find its parts without an exception: every operation of the
+/// traits and of the iterators it uses is noexcept (ccnuma's own are). Then, with a noexcept
+/// visit, the region needs no exception wrapper; otherwise an exception from the traits (user
+/// code) is carried out of the team to the caller like one from the visit.
+template <class It>
+constexpr bool nothrow_walk() noexcept {
+    using tr = segmented_iterator_traits<It>;
+    using S = typename tr::segment_iterator;
+    using L = typename tr::local_iterator;
+    const It* it = nullptr;
+    const S* s = nullptr;
+    const L* l = nullptr;
+    return noexcept(owners_of(*it)) && noexcept(at(*it, std::size_t{})) && noexcept(tr::segment(*it)) &&
+           noexcept(tr::local(*it)) && noexcept(tr::index(*s)) && noexcept(tr::begin(*s)) && noexcept(tr::end(*s)) &&
+           noexcept(tr::compose(*s, *l)) && noexcept(*it - *it) && noexcept(*l == *l) && noexcept(*l - *l) &&
+           noexcept(*s == *s) && noexcept(++std::declval<S&>()) && nothrow_advance<S>() &&
+           std::is_nothrow_copy_constructible_v<It> && std::is_nothrow_copy_constructible_v<S> &&
+           std::is_nothrow_copy_constructible_v<L>;
 }
 
 /// visit(part) for each segment_part of the positions [0, n) after `by`, on the thread that
@@ -287,7 +316,8 @@ void par_parts(const It& by, std::size_t n, Visit&& visit) {
     const segment_owners own = owners_of(by);
     // The numbering the threads rely on, checked before any of them starts: a walk over the
     // range's segments, as the old table of parts took on every call. s_last: the number of
-    // the last segment with elements (last's own, unless last stands at its start).
+    // the last segment the range reaches into (last's own, unless last stands at its start; an
+    // empty segment may stand between).
     std::size_t s_last = 0;
     {
         auto s = tr::segment(by);
@@ -309,7 +339,7 @@ void par_parts(const It& by, std::size_t n, Visit&& visit) {
     // rest, the owners too (for ccnuma's containers from the layout, which no call writes).
     parallel_team(own.schedule, "ccnuma::par",
                   [by, n, s_last, visit = region_copy(visit)](unsigned t, unsigned threads, const auto& stopped) noexcept(
-                      noexcept(visit(std::declval<const segment_part<It>&>()))) {
+                      nothrow_walk<It>() && noexcept(visit(std::declval<const segment_part<It>&>()))) {
                       const segment_owners mine = owners_of(by);
                       const std::size_t segments = mine.segments, chunk = mine.schedule.chunk;
                       const ccnuma::partition* const p = partition_of(mine.schedule);
@@ -332,7 +362,7 @@ void par_parts(const It& by, std::size_t n, Visit&& visit) {
                               const auto e = s == sl ? tr::local(to) : tr::end(s);
                               if (b != e) {
                                   const auto d0 = static_cast<std::size_t>(tr::compose(s, b) - by);
-                                  visit(segment_part<It>{at_k, d0, d0 + static_cast<std::size_t>(std::distance(b, e)), b, e});
+                                  visit(segment_part<It>{at_k, d0, d0 + static_cast<std::size_t>(e - b), b, e});
                               }
                               if (at_k + 1 == hi) break;
                           }

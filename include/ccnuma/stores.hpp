@@ -31,7 +31,8 @@ std::string_view to_string(stores s) noexcept;
 /// the valid names.
 stores parse_stores(std::string_view text);
 
-/// The bytes a write moves (what it stores plus what it reads from its operands) above which
+/// The bytes a write moves (what it stores plus what it reads from its operands, an operand as
+/// often as the expression names it: b * b reads b twice) above which
 /// `automatic` streams: CCNUMA_STREAMING_THRESHOLD (bytes, as ccnuma-bench's calibration reports
 /// it) if set, else the total size of the last-level caches of topology::current() (every
 /// instance: a range is written by all threads). Read once. A write whose arrays together fit

@@ -155,7 +155,7 @@ public:
     vector& operator=(const vector& other) {
         if (this == &other) return *this;
         if (size_ == other.size_) {
-            if (detail::stream_write(data_, size_, size_ * sizeof(T), schedule(), stores_, false,
+            if (detail::stream_write(data_, size_, detail::moved_bytes<T>(size_, 0), schedule(), stores_, false,
                                      [src = other.data_](std::size_t i) noexcept { return src[i]; }))
                 return *this;
             detail::parallel_for(size_, schedule(), [d = data_, src = other.data_](std::size_t i) noexcept(

@@ -134,6 +134,10 @@ static_assert(std::random_access_iterator<other::iterator>);
 static_assert(ccnuma::segmented<other::iterator>);
 static_assert(ccnuma::owned_segmented<other::iterator>);
 static_assert(ccnuma::owned_segmented<ccnuma::seg_array<int>::iterator>);
+// ccnuma's own traits and iterators cannot throw, so a par:: reduction of a nothrow fold over
+// them runs without an exception wrapper in its region (algorithm.hpp, nothrow_walk).
+static_assert(ccnuma::detail::nothrow_walk<ccnuma::seg_array<double>::const_iterator>());
+static_assert(ccnuma::detail::nothrow_walk<ccnuma::seg_array<int>::iterator>());
 static_assert(!ccnuma::segmented<int*>);
 
 int value_at(std::size_t i) { return static_cast<int>((i * 7919) % 10007) - 5000; }

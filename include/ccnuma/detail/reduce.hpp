@@ -52,10 +52,11 @@ typename Node::value_type fold_node(const Node& e, Fold fold, operation_name wha
     return *result;
 }
 
-/// Whether a fold of Eval's elements into a Slot cannot throw: reading an element, and copying,
-/// adding and comparing the value type (arithmetic types), as sum_fold and extremum_fold do.
+/// Whether a fold of Eval's elements into a Slot cannot throw: copying the evaluator (the folds
+/// carry it by value), reading an element, and copying, adding and comparing the value type
+/// (arithmetic types), as sum_fold and extremum_fold do.
 template <class Slot, class Eval>
-inline constexpr bool nothrow_fold = noexcept(std::declval<const Eval&>()[std::size_t{}]) &&
+inline constexpr bool nothrow_fold = noexcept(std::declval<const Eval&>()[std::size_t{}]) && std::is_nothrow_copy_constructible_v<Eval> &&
                                      std::is_arithmetic_v<typename std::remove_cvref_t<decltype(std::declval<Slot&>().value)>::value_type>;
 
 struct sum_fold {
