@@ -170,11 +170,10 @@ struct report_state {
     const report_options& options;
     std::vector<thread_binding> results;
     std::vector<char> seen;
-    std::mutex error_mutex;
-    std::exception_ptr error;
+    detail::first_exception carried;
 
     void record() noexcept {
-        try {
+        carried.run([&] {
             std::array<unsigned, binding_spec::max_levels + 1> path{};
             const int depth = current_path(path);
             const std::span<const unsigned> p(path.data(), static_cast<std::size_t>(depth));
@@ -187,10 +186,7 @@ struct report_state {
             out.allowed = detail::this_thread_cpus();
             out.ok = out.cpu == static_cast<int>(slot->pu) && out.allowed.size() == 1 && out.allowed[0] == slot->pu;
             seen[index] = 1;
-        } catch (...) {
-            std::lock_guard lock(error_mutex);
-            if (!error) error = std::current_exception();
-        }
+        });
     }
 
     void region(std::size_t level) noexcept {
@@ -216,7 +212,7 @@ binding_report report_binding(const report_options& options) {
     // team of that size: an oversubscribed 50000-thread plan made libgomp exit the process.
     (void)detail::team_size(schedule{0, static_cast<unsigned>(std::min<std::size_t>(plan.size(), UINT_MAX))},
                             "report_binding of a plan of " + std::to_string(plan.size()) + " threads");
-    report_state state{plan, options, {}, std::vector<char>(plan.size(), 0), {}, {}};
+    report_state state{plan, options, {}, std::vector<char>(plan.size(), 0), {}};
     state.results.reserve(plan.size());
     for (const auto& t : plan.threads()) state.results.push_back({t.path, t.pu, -1, {}, false});
 
@@ -224,7 +220,7 @@ binding_report report_binding(const report_options& options) {
     omp_set_max_active_levels(static_cast<int>(plan.levels()));
     state.region(1);
     omp_set_max_active_levels(saved_levels);
-    if (state.error) std::rethrow_exception(state.error);
+    state.carried.rethrow();
 
     binding_report check;
     check.threads = std::move(state.results);

@@ -13,7 +13,6 @@
 #include <algorithm>
 #include <exception>
 #include <limits>
-#include <mutex>
 #include <string>
 
 namespace ccnuma::detail {
@@ -111,8 +110,7 @@ team_layout run_team(std::size_t elements, const schedule& s,
     team.sched = s;
     team.node.assign(requested, -1);
     team.cpu.assign(requested, -1);
-    std::exception_ptr error;
-    std::once_flag error_once;
+    first_exception carried;
     open_team(static_cast<int>(requested), [&] {
         const auto t = static_cast<unsigned>(omp_get_thread_num());
         team.node[t] = current_node();
@@ -120,15 +118,9 @@ team_layout run_team(std::size_t elements, const schedule& s,
         // Its barrier also publishes every thread's node before in_thread reads the layout.
 #pragma omp single
         team.threads = static_cast<unsigned>(omp_get_num_threads());
-        if (in_thread) {
-            try {
-                in_thread(t, team);
-            } catch (...) {
-                std::call_once(error_once, [&] { error = std::current_exception(); });
-            }
-        }
+        if (in_thread) carried.run([&] { in_thread(t, team); });
     });
-    if (error) std::rethrow_exception(error);
+    carried.rethrow();
     return team;
 }
 

@@ -90,6 +90,38 @@ inline void check_covers(const ccnuma::schedule& s, std::size_t n, operation_nam
     if (!s.partition.empty() && s.partition.elements() != n) partition_mismatch(s, n, operation);
 }
 
+/// The first exception thrown in a team's threads, carried out of its region: OpenMP lets no
+/// exception leave a region or a worksharing construct, so each thread catches, the first
+/// exception is kept and the others are dropped, and the caller rethrows once the team has
+/// joined. The one home of that protocol for every region the library opens (the loops and
+/// regions below, the ownership team of src/team.cpp, the binding report of src/bind.cpp).
+class first_exception {
+public:
+    /// Keeps the exception being handled if no thread has kept one. Call it from a catch block.
+    void keep_current() noexcept {
+        if (!failed_.exchange(true)) error_ = std::current_exception();
+    }
+    /// Runs f(), keeping what it throws.
+    template <class F>
+    void run(F&& f) noexcept {
+        try {
+            std::forward<F>(f)();
+        } catch (...) {
+            keep_current();
+        }
+    }
+    /// Whether a thread has thrown: the others stop at their next element or range.
+    bool stopped() const noexcept { return failed_.load(std::memory_order_relaxed); }
+    /// Rethrows the kept exception, if any: after the team has joined, on the calling thread.
+    void rethrow() const {
+        if (error_) std::rethrow_exception(error_);
+    }
+
+private:
+    std::atomic<bool> failed_{false};
+    std::exception_ptr error_;
+};
+
 /// Runs region() once in every thread of a new team of `threads` threads, or of the runtime's
 /// default team (a plain `#pragma omp parallel`, as a hand-written `#pragma omp parallel for`
 /// has) for 0. The one place that opens the library's teams: the containers' loops through
@@ -187,19 +219,13 @@ void parallel_for(std::size_t n, const ccnuma::schedule& s, Body&& body) {
     if constexpr (noexcept(body(std::size_t{}))) {
         in_team(s, "a parallel loop", [&, b = region_copy(body)] { for_static<false>(n, s, b); });
     } else {
-        std::atomic<bool> failed{false};
-        std::exception_ptr error;
+        first_exception carried;
         in_team(s, "a parallel loop", [&, body = region_copy(body)] {
             for_static<false>(n, s, [&](std::size_t i) {
-                if (failed.load(std::memory_order_relaxed)) return;
-                try {
-                    body(i);
-                } catch (...) {
-                    if (!failed.exchange(true)) error = std::current_exception();
-                }
+                if (!carried.stopped()) carried.run([&] { body(i); });
             });
         });
-        if (error) std::rethrow_exception(error);
+        carried.rethrow();
     }
 }
 
@@ -273,26 +299,19 @@ struct alignas(64) own_lines {
 /// is a cache miss on every call, a tenth of a 4 us reduction over 512 KB (issue 35).
 template <class Body>
 void parallel_team(const ccnuma::schedule& s, operation_name operation, Body&& body) {
-    std::atomic<bool> failed{false};
-    std::exception_ptr error;
-    const auto run = [failed = &failed, error = &error, b = region_copy(body)] {
+    first_exception carried;
+    const auto run = [carried = &carried, b = region_copy(body)] {
         const auto t = static_cast<unsigned>(omp_get_thread_num());
         const auto threads = static_cast<unsigned>(omp_get_num_threads());
-        const auto stopped = [failed] { return failed->load(std::memory_order_relaxed); };
-        if constexpr (noexcept(b(t, threads, stopped))) {
-            (void)error;
+        const auto stopped = [carried] { return carried->stopped(); };
+        if constexpr (noexcept(b(t, threads, stopped)))
             b(t, threads, stopped);
-        } else {
-            try {
-                b(t, threads, stopped);
-            } catch (...) {
-                if (!failed->exchange(true)) *error = std::current_exception();
-            }
-        }
+        else
+            carried->run([&] { b(t, threads, stopped); });
     };
     const own_lines<decltype(run)> region{run};
     in_team(s, operation, region);
-    if (error) std::rethrow_exception(error);
+    carried.rethrow();
 }
 
 /// body(lo, hi) for each of the calling thread's ranges of schedule `s` over [0, n)
@@ -397,15 +416,14 @@ void parallel_construct(T* p, std::size_t n, const ccnuma::schedule& s, Make&& m
         });
     } else {
         constexpr std::size_t none = std::numeric_limits<std::size_t>::max();
-        std::atomic<bool> failed{false};
-        std::exception_ptr error;
+        first_exception carried;
         in_team(s, "a parallel construction", [&] {
             // Each thread builds its iterations in increasing order, so "everything of mine
             // in [from, stop)" is exactly what it has built.
             std::size_t stop = none;
             for_static(n, s, [&](std::size_t i) {
                 if (stop != none || i < from || i >= to) return;
-                if (failed.load(std::memory_order_relaxed)) {
+                if (carried.stopped()) {
                     stop = i;
                     return;
                 }
@@ -413,17 +431,18 @@ void parallel_construct(T* p, std::size_t n, const ccnuma::schedule& s, Make&& m
                     make(p + i, i);
                 } catch (...) {
                     stop = i;
-                    if (!failed.exchange(true)) error = std::current_exception();
+                    carried.keep_current();
                 }
             });
-            if (failed.load()) {
+            // for_static's barrier: every thread's keep_current() is visible here.
+            if (carried.stopped()) {
                 if constexpr (!std::is_trivially_destructible_v<T>)
                     for_static<false>(n, s, [&](std::size_t i) {
                         if (i >= from && i < to && i < stop) p[i].~T();
                     });
             }
         });
-        if (error) std::rethrow_exception(error);
+        carried.rethrow();
     }
 }
 
