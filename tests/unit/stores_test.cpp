@@ -7,6 +7,7 @@
 #include <ccnuma/stores.hpp>
 #include <ccnuma/topology.hpp>
 #include <ccnuma/vector.hpp>
+#include <ccnuma/vector_view.hpp>
 
 #include <gtest/gtest.h>
 
@@ -73,7 +74,7 @@ TEST(Stores, TheDecision) {
 }
 
 // What `automatic` compares with the threshold is the bytes a write moves, its output and its
-// operands: a triad a = b + c * d of n doubles moves 32 n bytes, a fill 8 n. Whether the arrays
+// operands, each array once: a triad a = b + c * d of n doubles moves 32 n bytes, a fill 8 n. Whether the arrays
 // fit in the caches together decides whether the result can stay there (bench/store_reuse).
 TEST(Stores, AutomaticWeighsTheBytesAWriteMoves) {
     constexpr std::size_t most = std::numeric_limits<std::size_t>::max();
@@ -89,8 +90,14 @@ TEST(Stores, AutomaticWeighsTheBytesAWriteMoves) {
     using ccnuma::detail::operand_bytes;
     EXPECT_EQ(operand_bytes(node_of(b + c * d)), 3 * 8 * n) << "the triad's three operands";
     EXPECT_EQ(operand_bytes(node_of(2.0 * b)), 8 * n) << "a scalar reads nothing";
-    EXPECT_EQ(operand_bytes(node_of(b + b)), 2 * 8 * n) << "an operand as often as the loop reads it";
+    EXPECT_EQ(operand_bytes(node_of(b * b)), 8 * n) << "an array once, however often the expression names it";
+    EXPECT_EQ(operand_bytes(node_of(b + c * b + sqrt(c))), 2 * 8 * n);
     EXPECT_EQ(operand_bytes(node_of(f)), 4 * n);
+    // Views that overlap count what they cover together: b[0, 600) and b[400, 1000) cover b.
+    const ccnuma::vector_view<const double> head(b.data(), 600), tail(b.data() + 400, 600);
+    EXPECT_EQ(operand_bytes(node_of(head + tail)), 8 * n);
+    const ccnuma::vector_view<const double> first(b.data(), 300), last(b.data() + 700, 300);
+    EXPECT_EQ(operand_bytes(node_of(first + last)), 2 * 8 * 300) << "disjoint views of one array";
 
     std::vector<double> out(n), in(n);
     std::vector<float> in2(n);

@@ -12,10 +12,13 @@
 
 #include <omp.h>
 
+#include <algorithm>
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <string>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 namespace ccnuma::detail {
@@ -44,15 +47,31 @@ bool stream_write(T* dst, std::size_t n, std::size_t read, const ccnuma::schedul
     }
 }
 
-/// The bytes an expression reads from its operands over its whole length: each leaf's range,
-/// as often as it appears (b + b reads b twice, as the loop does). Scalars read nothing.
+/// The bytes an expression reads from its operands over its whole length: the union of its
+/// leaves' ranges, so an array counts once however often the expression names it (b * b reads
+/// b's 8 n bytes once: the second read of each element hits the line the first brought in),
+/// and two views that overlap count what they cover together. Scalars read nothing. What the
+/// caches must hold, which is what `automatic` weighs.
 template <class Node>
 std::size_t operand_bytes(const Node& e) {
-    std::size_t read = 0;
-    e.for_each_leaf([&](const void* b, const void* end) {
-        read = moved_bytes<char>(static_cast<std::size_t>(static_cast<const char*>(end) - static_cast<const char*>(b)), read);
-    });
-    return read;
+    if constexpr (Node::leaves == 0) {
+        return 0;
+    } else {
+        std::array<std::pair<std::uintptr_t, std::uintptr_t>, Node::leaves> ranges{};
+        std::size_t k = 0;
+        e.for_each_leaf([&](const void* b, const void* end) {
+            ranges[k++] = {reinterpret_cast<std::uintptr_t>(b), reinterpret_cast<std::uintptr_t>(end)};
+        });
+        std::sort(ranges.begin(), ranges.end());
+        std::size_t read = 0;
+        std::uintptr_t covered = 0;  // the end of the union so far
+        for (const auto& [lo, hi] : ranges) {
+            const std::uintptr_t from = std::max(lo, covered);
+            if (hi > from) read = moved_bytes<char>(hi - from, read);
+            covered = std::max(covered, hi);
+        }
+        return read;
+    }
 }
 
 /// Writes node[i] to dst[i] for i in [0, n) with the destination's partition. An operand that

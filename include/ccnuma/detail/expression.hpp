@@ -53,6 +53,8 @@ struct leaf {
     ccnuma::schedule sched;
     static constexpr bool is_scalar = false;
     static constexpr bool nothrow = true;
+    /// How many ranges for_each_leaf visits.
+    static constexpr std::size_t leaves = 1;
 
     const value_type& operator[](std::size_t i) const noexcept { return p[i]; }
     std::size_t size() const noexcept { return n; }
@@ -76,6 +78,7 @@ struct scalar {
     S v;
     static constexpr bool is_scalar = true;
     static constexpr bool nothrow = true;
+    static constexpr std::size_t leaves = 0;
 
     const S& operator[](std::size_t) const noexcept { return v; }
     std::size_t size() const noexcept { return 0; }
@@ -107,6 +110,7 @@ struct binary {
     R r;
     std::size_t n;
     static constexpr bool is_scalar = false;
+    static constexpr std::size_t leaves = L::leaves + R::leaves;
     static constexpr bool nothrow =
         L::nothrow && R::nothrow &&
         nothrow_op<Op, decltype(std::declval<const L&>()[0]), decltype(std::declval<const R&>()[0])>;
@@ -134,6 +138,7 @@ struct mapped {
     F f;
     A a;
     static constexpr bool is_scalar = false;
+    static constexpr std::size_t leaves = A::leaves;
     static constexpr bool nothrow = A::nothrow && nothrow_op<F, decltype(std::declval<const A&>()[0])>;
 
     value_type operator[](std::size_t i) const noexcept(nothrow) { return f(a[i]); }
