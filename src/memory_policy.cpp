@@ -161,4 +161,16 @@ memory_policy current_memory_policy() {
                                                  format_list(nodes) + "}, which memory_policy cannot express");
 }
 
+std::optional<unsigned> next_interleave_node() {
+    int node = -1;
+    const int err = detail::next_interleave_node(node);
+    // EINVAL: the thread's policy does not interleave, the one case the kernel refuses the query.
+    if (err == EINVAL) return std::nullopt;
+    if (err != 0) detail::throw_system_error(err, "next_interleave_node: get_mempolicy(MPOL_F_NODE) failed");
+    if (node < 0)
+        detail::throw_error(errc::not_supported,
+                            "next_interleave_node: the kernel named node " + std::to_string(node) + ", which is no node");
+    return static_cast<unsigned>(node);
+}
+
 }  // namespace ccnuma

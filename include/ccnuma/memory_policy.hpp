@@ -15,6 +15,7 @@
 
 #include <ccnuma/list.hpp>
 
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -98,5 +99,16 @@ void set_memory_policy(const memory_policy& p);
 /// without a node, are reported as local, which they are. Throws ccnuma::error
 /// (errc::not_supported) for a mode this type cannot express (newer than MPOL_WEIGHTED_INTERLEAVE).
 memory_policy current_memory_policy();
+
+/// The node the calling thread's interleaving policy (interleave or weighted_interleave) gives
+/// its next allocation that has no address to interleave by: the kernel's own counter, which
+/// get_mempolicy(MPOL_F_NODE) reads and `numactl --show` prints as "interleavenode". nullopt
+/// under any other policy. The counter moves with the kernel's allocations for the thread, so
+/// two processes under the same policy may report different nodes. A mapping's pages do not
+/// follow it: the kernel deals them by their offset in the mapping.
+///
+///     ccnuma::set_memory_policy(ccnuma::memory_policy::interleave({0, 1}));
+///     ccnuma::next_interleave_node();  // 0 or 1
+std::optional<unsigned> next_interleave_node();
 
 }  // namespace ccnuma

@@ -87,4 +87,8 @@ int get_thread_policy(int& mode, std::vector<unsigned>& nodes) {
     return 0;
 }
 
+int next_interleave_node(int& node) {
+    return ::syscall(SYS_get_mempolicy, &node, nullptr, 0, nullptr, MPOL_F_NODE) == 0 ? 0 : errno;
+}
+
 }  // namespace ccnuma::detail

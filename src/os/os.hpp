@@ -88,6 +88,10 @@ int mbind_range(void* addr, std::size_t len, int mode, const std::vector<unsigne
 int set_thread_policy(int mode, const std::vector<unsigned>& nodes);
 /// get_mempolicy(2) of the calling thread: mode and nodes. Returns errno or 0.
 int get_thread_policy(int& mode, std::vector<unsigned>& nodes);
+/// get_mempolicy(2) with MPOL_F_NODE alone: under an interleaving policy of the calling
+/// thread, the node its next interleaved allocation without an address takes (the kernel's own
+/// counter, numactl's "interleavenode"). Returns errno (EINVAL under any other policy) or 0.
+int next_interleave_node(int& node);
 
 // --- pages (pages.cpp) ------------------------------------------------------------------------
 

@@ -10,8 +10,10 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <fstream>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -173,6 +175,22 @@ TEST(SetMemoryPolicy, RoundTripsOnNodeZeroAsTheKernelSeesIt) {
         EXPECT_EQ(ccnuma::current_memory_policy(), c.policy);
         EXPECT_EQ(kernel_view(), c.kernel);
     }
+}
+
+// The kernel's next interleave node: only under an interleaving policy, and one of its nodes.
+// The independent probe is the policy itself: with one node there is only one answer.
+TEST(SetMemoryPolicy, NextInterleaveNodeIsTheKernelsAndOneOfThePolicysNodes) {
+    reset_policy guard;
+    EXPECT_EQ(ccnuma::next_interleave_node(), std::nullopt) << "the default policy does not interleave";
+    ccnuma::set_memory_policy(memory_policy::bind({0}));
+    EXPECT_EQ(ccnuma::next_interleave_node(), std::nullopt);
+    ccnuma::set_memory_policy(memory_policy::interleave({0}));
+    EXPECT_EQ(ccnuma::next_interleave_node(), std::optional<unsigned>(0));
+    const auto all = ccnuma::parse_node_set("all");
+    ccnuma::set_memory_policy(memory_policy::interleave(all));
+    const auto next = ccnuma::next_interleave_node();
+    ASSERT_TRUE(next.has_value());
+    EXPECT_NE(std::find(all.begin(), all.end(), *next), all.end()) << *next << " is not in {" << ccnuma::format_list(all) << "}";
 }
 
 TEST(SetMemoryPolicy, NewThreadsInheritItAndExistingOnesKeepTheirs) {

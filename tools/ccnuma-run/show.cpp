@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <functional>
+#include <optional>
 
 namespace tools::run {
 
@@ -81,6 +82,9 @@ int show(bool json) {
                 if (n == node) w = weight;
             pattern.emplace_back(node, w);
         }
+    // The kernel's own next interleave node of this process, as numactl --show prints its own.
+    const std::optional<unsigned> next = ccnuma::next_interleave_node();
+    const std::string next_text = next ? std::to_string(*next) : "none";
     if (json) {
         ccnuma::detail::json doc;
         doc["schema_version"] = json_schema_version;
@@ -90,6 +94,7 @@ int show(bool json) {
         doc["nodebind"] = nodes;
         doc["membind"] = mems;
         doc["preferred"] = policy.nodes;
+        doc["interleave_next"] = next ? ccnuma::detail::json(*next) : ccnuma::detail::json(nullptr);
         doc["binding_spec"] = spec.empty() ? ccnuma::detail::json(nullptr) : ccnuma::detail::json(spec.to_string());
         doc["interleave_weights"] = ccnuma::detail::json::array();
         for (const auto& [n, w] : weights) doc["interleave_weights"].push_back({{"node", n}, {"weight", w}});
@@ -107,13 +112,13 @@ int show(bool json) {
     switch (policy.kind) {
         case mode::local: std::printf("preferred node: current\n"); break;
         case mode::interleave:
-        case mode::weighted_interleave: std::printf("preferred node: %s (interleave next)\n", first.c_str()); break;
+        case mode::weighted_interleave: std::printf("preferred node: %s (interleave next)\n", next_text.c_str()); break;
         case mode::preferred_many: std::printf("preferred node: %s (preferred-many)\n", first.c_str()); break;
         default: std::printf("preferred node: %s\n", first.c_str()); break;
     }
     if (policy.kind == mode::interleave || policy.kind == mode::weighted_interleave) {
         print_mask("interleavemask", policy.nodes);
-        std::printf("interleavenode: %s\n", first.c_str());
+        std::printf("interleavenode: %s\n", next_text.c_str());
     }
     print_mask("physcpubind", cpus);
     print_mask("cpubind", nodes);
