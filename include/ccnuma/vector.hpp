@@ -344,7 +344,7 @@ vector_view<const T> view(const vector<T, P>& v) noexcept {
 namespace detail {
 template <class T, class P>
 struct as_node<vector<T, P>> {
-    static leaf<T> make(const vector<T, P>& v) noexcept { return {v.data(), v.size(), v.schedule()}; }
+    static leaf<T> make(const vector<T, P>& v) noexcept { return {v.data(), v.size(), &schedule_of(v.policy())}; }
 };
 }  // namespace detail
 

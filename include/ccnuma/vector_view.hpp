@@ -60,6 +60,8 @@ public:
     void set_store_mode(ccnuma::stores mode) noexcept { stores_ = mode; }
 
 private:
+    // An expression's leaf points at sched_ rather than copying it (detail::leaf).
+    friend struct detail::as_node<vector_view>;
     T* data_;
     size_type size_;
     ccnuma::schedule sched_;
@@ -88,7 +90,7 @@ vector_view<T> view(T* p, std::size_t n, ccnuma::schedule s = {}) noexcept {
 namespace detail {
 template <class T>
 struct as_node<vector_view<T>> {
-    static leaf<T> make(const vector_view<T>& v) noexcept { return {v.data(), v.size(), v.schedule()}; }
+    static leaf<T> make(const vector_view<T>& v) noexcept { return {v.data(), v.size(), &v.sched_}; }
 };
 }  // namespace detail
 

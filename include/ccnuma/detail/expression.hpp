@@ -44,13 +44,17 @@ inline constexpr bool nothrow_op = (requires { Op::builtin; } && (std::is_arithm
 template <class Node>
 using evaluator_of = std::remove_cvref_t<decltype(std::declval<const Node&>().eval())>;
 
-/// Elements [p, p + n) of a container or view, and the schedule they were placed by.
+/// Elements [p, p + n) of a container or view, and the schedule they were placed by: a pointer
+/// to the container's own, which lives as long as the elements do. A copy would copy its
+/// partition's shared_ptr at every node an expression builds (a triad builds eight leaves: 200
+/// instructions of a 2,000-instruction call at n = 8, issue 35), and nodes of pointers alone are
+/// trivially copyable.
 template <class T>
 struct leaf {
     using value_type = std::remove_const_t<T>;
     const value_type* p;
     std::size_t n;
-    ccnuma::schedule sched;
+    const ccnuma::schedule* sched;
     static constexpr bool is_scalar = false;
     static constexpr bool nothrow = true;
     /// How many ranges for_each_leaf visits.
@@ -58,7 +62,7 @@ struct leaf {
 
     const value_type& operator[](std::size_t i) const noexcept { return p[i]; }
     std::size_t size() const noexcept { return n; }
-    const ccnuma::schedule* placed_by() const noexcept { return &sched; }
+    const ccnuma::schedule* placed_by() const noexcept { return sched; }
     /// What evaluation needs of the node: its element pointers, no schedule (see evaluator).
     struct evaluator {
         const value_type* p;

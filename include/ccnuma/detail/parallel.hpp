@@ -49,17 +49,22 @@ inline constexpr bool is_variant = false;
 template <class... Alternatives>
 inline constexpr bool is_variant<std::variant<Alternatives...>> = true;
 
-/// The schedule a policy partitions by. interleave, on_node and preferred do not follow the
-/// threads, so their containers use plain schedule(static). ccnuma::policy is recognized as a
-/// std::variant, so that this header needs schedule.hpp alone, not the policies.
+/// The schedule of a policy without one: plain schedule(static).
+inline const ccnuma::schedule static_schedule{};
+
+/// The schedule a policy partitions by, as a reference into the policy (or to static_schedule),
+/// so that an expression's leaves can point at it instead of copying its partition.
+/// interleave, on_node and preferred do not follow the threads, so their containers use plain
+/// schedule(static). ccnuma::policy is recognized as a std::variant, so that this header needs
+/// schedule.hpp alone, not the policies.
 template <class Policy>
-ccnuma::schedule schedule_of(const Policy& p) noexcept {
+const ccnuma::schedule& schedule_of(const Policy& p) noexcept {
     if constexpr (is_variant<Policy>)
-        return std::visit([](const auto& x) { return schedule_of(x); }, p);
+        return std::visit([](const auto& x) -> const ccnuma::schedule& { return schedule_of(x); }, p);
     else if constexpr (requires { p.sched; })
         return p.sched;
     else
-        return {};
+        return static_schedule;
 }
 
 /// The largest team ccnuma starts: OMP_THREAD_LIMIT, and at most 64 threads per available CPU
@@ -322,11 +327,13 @@ template <class Body>
 void parallel_ranges(std::size_t n, const ccnuma::schedule& s, operation_name operation, Body&& body) {
     if (n == 0) return;
     check_covers(s, n, operation);
+    constexpr bool nothrow = noexcept(body(std::size_t{}, std::size_t{}));
     parallel_team(s, operation, [n, chunk = s.chunk, p = partition_of(s), b = region_copy(body)](unsigned t, unsigned threads, const auto& stopped) noexcept(
-                                    noexcept(body(std::size_t{}, std::size_t{}))) {
+                                    nothrow) {
         bool first = true;
         static_ranges(n, chunk, p, t, threads, [&](std::size_t lo, std::size_t hi) {
-            if (!std::exchange(first, false) && stopped()) return;
+            if constexpr (!nothrow)
+                if (!std::exchange(first, false) && stopped()) return;
             b(lo, hi);
         });
     });
@@ -342,18 +349,14 @@ void parallel_ranges(std::size_t n, const ccnuma::schedule& s, operation_name op
 template <class Body>
 void parallel_elementwise(std::size_t n, const ccnuma::schedule& s, const Body& body) {
     static_assert(noexcept(body(std::size_t{})), "an elementwise body cannot throw");
-    if (n == 0) return;
-    check_covers(s, n, "a parallel loop");
-    in_team(s, "a parallel loop", [&] {
-        // Each thread's ranges from the copy of the runtime's partition (static_ranges, as the
-        // streaming writes use), each an `omp simd` loop: `#pragma omp for simd` inside this
-        // lambda crashed clang 14's code generation (a segfault in EmitOMPForSimdDirective).
-        const auto t = static_cast<unsigned>(omp_get_thread_num());
-        const auto threads = static_cast<unsigned>(omp_get_num_threads());
-        static_ranges(n, s, t, threads, [&](std::size_t lo, std::size_t hi) {
-            CCNUMA_DETAIL_ELEMENTWISE_SIMD
-            for (std::size_t i = lo; i < hi; ++i) body(i);
-        });
+    // Each thread's ranges from the copy of the runtime's partition (static_ranges, as the
+    // streaming writes use), each an `omp simd` loop: `#pragma omp for simd` inside a lambda
+    // crashed clang 14's code generation (a segfault in EmitOMPForSimdDirective). Through
+    // parallel_ranges, so that the region's closure holds the body and the schedule's numbers
+    // by value, in lines of its own.
+    parallel_ranges(n, s, "a parallel loop", [b = region_copy(body)](std::size_t lo, std::size_t hi) noexcept {
+        CCNUMA_DETAIL_ELEMENTWISE_SIMD
+        for (std::size_t i = lo; i < hi; ++i) b(i);
     });
 }
 

@@ -31,8 +31,7 @@ typename Node::value_type fold_node(const Node& e, Fold fold, operation_name wha
         if (empty_ok) return V{};
         throw_std_error(std_error::length_error, what, "the operand is empty", "it needs at least one element");
     }
-    static const ccnuma::schedule plain{};
-    const ccnuma::schedule& s = e.placed_by() ? *e.placed_by() : plain;
+    const ccnuma::schedule& s = e.placed_by() ? *e.placed_by() : static_schedule;
     check_covers(s, n, what);
     // A slot for each thread of the team the schedule asks for; a smaller team leaves the
     // last ones empty.
