@@ -150,16 +150,22 @@ public:
           policy_(other.policy_),
           stores_(other.stores_) {}
 
-    /// Equal sizes: assigned element by element in parallel, keeping this placement. Otherwise
-    /// a new block placed by this vector's policy. Strong guarantee.
+    /// Equal sizes: assigned in parallel, each thread its part of this vector's partition,
+    /// keeping this placement; if an element's assignment throws, the elements assigned stay
+    /// assigned (basic guarantee). Otherwise a new block placed by this vector's policy (strong
+    /// guarantee).
     vector& operator=(const vector& other) {
         if (this == &other) return *this;
         if (size_ == other.size_) {
             if (detail::stream_write(data_, size_, detail::moved_bytes<T>(size_, 0), schedule(), stores_, false,
                                      [src = other.data_](std::size_t i) noexcept { return src[i]; }))
                 return *this;
-            detail::parallel_for(size_, schedule(), [d = data_, src = other.data_](std::size_t i) noexcept(
-                                                        std::is_nothrow_copy_assignable_v<T>) { d[i] = src[i]; });
+            // Whole ranges through std::copy, a memmove for trivially copyable T: an element loop
+            // ran scalar at GCC's -O2 (its cost model vectorizes no loop that needs an alias
+            // check), 0.22 of the expert's STREAM copy at 128 KB on 2 threads.
+            detail::parallel_ranges(size_, schedule(), "ccnuma::vector::operator=",
+                                    [d = data_, src = static_cast<const T*>(other.data_)](std::size_t lo, std::size_t hi) noexcept(
+                                        std::is_nothrow_copy_assignable_v<T>) { std::copy(src + lo, src + hi, d + lo); });
         } else {
             vector copy(other.begin(), other.end(), policy_);
             copy.stores_ = stores_;  // like the policy, the store mode stays this vector's

@@ -505,6 +505,42 @@ TEST_P(VectorExceptionSafety, ThrowingCopyOfAVectorLeavesTheOriginal) {
     EXPECT_EQ(v.size(), 800u);
 }
 
+// An element whose copy assignment throws once the countdown runs out, and counts the
+// assignments that happened.
+struct fragile_assign {
+    long value = 0;
+    fragile_assign() = default;
+    explicit fragile_assign(long v) : value(v) {}
+    fragile_assign(const fragile_assign&) = default;
+    fragile_assign& operator=(const fragile_assign& o) {
+        if (countdown.fetch_sub(1) == 0) throw std::runtime_error("fragile assignment failed");
+        value = o.value;
+        return *this;
+    }
+};
+
+// Equal sizes assign in place, range by range: the exception comes out once the team has
+// joined, the size stays, and every element is either its old value or the new one.
+TEST_P(VectorExceptionSafety, ThrowingCopyAssignmentOfEqualSizeKeepsWhatWasAssigned) {
+    const std::size_t n = 1000;
+    ccnuma::vector<fragile_assign> a(n, team());
+    ccnuma::vector<fragile_assign> b(n, [](std::size_t i) { return fragile_assign(static_cast<long>(i) + 1); }, team());
+    countdown = 500;  // the 501st assignment throws
+    EXPECT_THROW(a = b, std::runtime_error);
+    countdown = -1;
+    ASSERT_EQ(a.size(), n);
+    std::size_t assigned = 0, other = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+        if (a[i].value == b[i].value) ++assigned;
+        else if (a[i].value != 0) ++other;
+    }
+    EXPECT_EQ(other, 0u) << "an element holds neither its old value nor the new one";
+    EXPECT_GE(assigned, 500u);
+    EXPECT_LT(assigned, n) << "the element whose assignment threw cannot hold the new value";
+    a = b;
+    for (std::size_t i = 0; i < n; ++i) ASSERT_EQ(a[i].value, static_cast<long>(i) + 1);
+}
+
 TEST_P(VectorExceptionSafety, ResizeGivesTheStrongGuaranteeForNothrowMove) {
     ccnuma::vector<fragile> v(600, team());
     std::vector<const int*> before;

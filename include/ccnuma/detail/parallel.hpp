@@ -180,24 +180,35 @@ void for_static(std::size_t n, std::size_t chunk, Body&& body) {
     }
 }
 
-/// for_static over schedule `s`: its partition's ranges where it has one (each thread its own,
-/// in increasing order, so two loops over the same schedule give each thread the same
-/// iterations, as two static loops do), else schedule(static[, chunk]).
+/// The partition a region's closure carries for schedule `s`: null where it has none.
+inline const ccnuma::partition* partition_of(const ccnuma::schedule& s) noexcept {
+    return s.partition.empty() ? nullptr : &s.partition;
+}
+
+/// for_static over a schedule's chunk and partition (null where it has none): the partition's
+/// ranges where it has one (each thread its own, in increasing order, so two loops over the
+/// same schedule give each thread the same iterations, as two static loops do), else
+/// schedule(static[, chunk]).
 template <bool Wait = true, class Body>
-void for_static(std::size_t n, const ccnuma::schedule& s, Body&& body) {
-    if (s.partition.empty()) {
-        for_static<Wait>(n, s.chunk, body);
+void for_static(std::size_t n, std::size_t chunk, const ccnuma::partition* p, Body&& body) {
+    if (p == nullptr) {
+        for_static<Wait>(n, chunk, body);
         return;
     }
-    const ccnuma::partition& p = s.partition;
     const auto team = static_cast<unsigned>(omp_get_num_threads());
-    for (auto part = static_cast<unsigned>(omp_get_thread_num()); part < p.parts(); part += team) {
-        const auto [lo, hi] = p.range(part);
+    for (auto part = static_cast<unsigned>(omp_get_thread_num()); part < p->parts(); part += team) {
+        const auto [lo, hi] = p->range(part);
         for (std::size_t i = lo; i < hi; ++i) body(i);
     }
     if constexpr (Wait) {
 #pragma omp barrier
     }
+}
+
+/// for_static over schedule `s`.
+template <bool Wait = true, class Body>
+void for_static(std::size_t n, const ccnuma::schedule& s, Body&& body) {
+    for_static<Wait>(n, s.chunk, partition_of(s), body);
 }
 
 /// A body as a region's closure should hold it: a copy where it is a small trivially copyable
@@ -214,6 +225,18 @@ auto region_copy(Body& body) noexcept {
         return std::ref(body);
 }
 
+/// A region's closure in cache lines of its own, which no other variable of the caller's frame
+/// shares: the other threads read it, while the calling thread goes on writing its stack nearby
+/// (the region's own frames). The likely cost of a shared line is a miss on each later read; what
+/// was measured (issue 35, 2 threads, a 512 KB sum through parallel_team, medians of 8 runs of a
+/// micro-benchmark): 0.958 of the expert's region with the closure in its own lines, 0.933 to
+/// 0.941 without.
+template <class F>
+struct alignas(64) own_lines {
+    F f;
+    void operator()() const { f(); }
+};
+
 /// body(i) for i in [0, n) in a new team, partitioned by `s`. If body can throw, the first
 /// exception stops every thread at its next element and is rethrown here; what was done stays
 /// done. A noexcept body runs as the bare loop, so that it vectorizes.
@@ -221,15 +244,19 @@ template <class Body>
 void parallel_for(std::size_t n, const ccnuma::schedule& s, Body&& body) {
     if (n == 0) return;
     check_covers(s, n, "a parallel loop");
+    // The closure holds what the threads read by value, in lines of its own (own_lines): each
+    // line of the caller's frame a thread reads is a cache miss on every call.
     if constexpr (noexcept(body(std::size_t{}))) {
-        in_team(s, "a parallel loop", [&, b = region_copy(body)] { for_static<false>(n, s, b); });
+        const auto run = [n, chunk = s.chunk, p = partition_of(s), b = region_copy(body)] { for_static<false>(n, chunk, p, b); };
+        in_team(s, "a parallel loop", own_lines<decltype(run)>{run});
     } else {
         first_exception carried;
-        in_team(s, "a parallel loop", [&, body = region_copy(body)] {
-            for_static<false>(n, s, [&](std::size_t i) {
-                if (!carried.stopped()) carried.run([&] { body(i); });
+        const auto run = [n, chunk = s.chunk, p = partition_of(s), carried = &carried, b = region_copy(body)] {
+            for_static<false>(n, chunk, p, [&](std::size_t i) {
+                if (!carried->stopped()) carried->run([&] { b(i); });
             });
-        });
+        };
+        in_team(s, "a parallel loop", own_lines<decltype(run)>{run});
         carried.rethrow();
     }
 }
@@ -259,11 +286,6 @@ void static_ranges(std::size_t n, std::size_t chunk, unsigned t, unsigned thread
         visit(lo, std::min(n, lo + chunk));
 }
 
-/// The partition a region's closure carries for schedule `s`: null where it has none.
-inline const ccnuma::partition* partition_of(const ccnuma::schedule& s) noexcept {
-    return s.partition.empty() ? nullptr : &s.partition;
-}
-
 /// static_ranges over a schedule's chunk and partition (null where it has none): the
 /// partition's parts t, t + threads, ... where it has one.
 template <class Visit>
@@ -284,17 +306,6 @@ void static_ranges(std::size_t n, const ccnuma::schedule& s, unsigned t, unsigne
     static_ranges(n, s.chunk, partition_of(s), t, threads, visit);
 }
 
-/// A region's closure in cache lines of its own, which no other variable of the caller's frame
-/// shares: the other threads read it, while the calling thread goes on writing its stack nearby
-/// (the region's own frames). The likely cost of a shared line is a miss on each later read; what
-/// was measured (issue 35, 2 threads, a 512 KB sum through parallel_team, medians of 8 runs of a
-/// micro-benchmark): 0.958 of the expert's region with the closure in its own lines, 0.933 to
-/// 0.941 without.
-template <class F>
-struct alignas(64) own_lines {
-    F f;
-    void operator()() const { f(); }
-};
 
 /// body(t, threads, stopped) once on each thread t of a new team of `s` (threads: the team's
 /// size), for a body that takes its own share of the work. `stopped()` says whether another
