@@ -80,6 +80,23 @@ TEST_P(Algorithms, ForEachFillTransformCopy) {
     std::vector<long long> plain(n);
     EXPECT_EQ(ccnuma::par::transform(a.begin(), a.end(), plain.begin(), [](long long x) { return x + 1; }), plain.end());
     for (std::size_t i = 0; i < n; ++i) ASSERT_EQ(plain[i], ref[i] + 1);
+    // A noexcept operation runs each piece as a simd loop where the output is the input element
+    // for element or apart from it; a shifted overlap keeps the sequential order, in which
+    // out[i + 1] = op(in[i]) reads what the step before wrote.
+    ccnuma::par::transform(a.begin(), a.end(), a.begin(), [](long long x) noexcept { return x + 5; });
+    for (std::size_t i = 0; i < n; ++i) ASSERT_EQ(a[i], ref[i] + 5) << i;
+    ccnuma::par::transform(a.begin(), a.end(), out.begin(), [](long long x) noexcept { return x - 5; });
+    for (std::size_t i = 0; i < n; ++i) ASSERT_EQ(out[i], ref[i]) << i;
+    if (n >= 2) {
+        std::vector<long long> chain(n, 0);
+        chain[0] = 1;
+        ccnuma::transform(chain.begin(), chain.end() - 1, chain.begin() + 1, [](long long x) noexcept { return x + 1; });
+        for (std::size_t i = 0; i < n; ++i) ASSERT_EQ(chain[i], static_cast<long long>(i) + 1) << "shifted overlap, " << i;
+        ccnuma::transform(chain.begin() + 1, chain.end(), chain.begin(), [](long long x) noexcept { return -x; });
+        for (std::size_t i = 0; i + 1 < n; ++i) ASSERT_EQ(chain[i], -static_cast<long long>(i) - 2) << "shifted back, " << i;
+    }
+    ccnuma::transform(a.begin(), a.end(), a.begin(), [](long long x) noexcept { return x - 5; });
+    ASSERT_TRUE(std::ranges::equal(a, ref));
 
     // fill.
     ccnuma::fill(out.begin(), out.end(), 7LL);
