@@ -10,6 +10,7 @@
 // 1.0), written by the master thread; mixed: ccnuma's first touch and on_node (mbind to node 0,
 // the placement table's slowest variant) in turn, on a machine whose one node is node 0.
 
+#include "arguments.hpp"
 #include "stats.hpp"
 
 #include <ccnuma/error.hpp>
@@ -35,19 +36,7 @@
 
 namespace {
 
-[[noreturn]] void usage(const std::string& problem) {
-    std::fprintf(stderr, "frames_spread: %s (usage: frames_spread [--kind ccnuma|std|mixed] [--n ELEMENTS] [--copies K] [--reps R])\n",
-                 problem.c_str());
-    std::exit(2);
-}
-
-std::size_t count_arg(const char* text, const char* name, std::size_t lo, std::size_t hi) {
-    char* end = nullptr;
-    const double v = std::strtod(text, &end);
-    if (end == text || *end != '\0' || !(v >= static_cast<double>(lo) && v <= static_cast<double>(hi)))
-        usage(std::string("bad ") + name + " '" + text + "' (expected " + std::to_string(lo) + " to " + std::to_string(hi) + ")");
-    return static_cast<std::size_t>(v);
-}
+const bench::command_line cli{"frames_spread", "frames_spread [--kind ccnuma|std|mixed] [--n ELEMENTS] [--copies K] [--reps R]"};
 
 // The library's sum (lane_sum on each thread's static block), the same code over every copy.
 double sum(const double* a, std::size_t n) { return ccnuma::sum(ccnuma::view(a, n)); }
@@ -86,20 +75,20 @@ int main(int argc, char** argv) {
     std::size_t n = 10000000, copies = 9, reps = 11;
     for (int i = 1; i < argc; ++i) {
         const std::string a = argv[i];
-        if (i + 1 >= argc) usage("option " + a + " needs a value");
+        if (i + 1 >= argc) cli.fail("option " + a + " needs a value");
         const char* v = argv[++i];
         if (a == "--kind") {
             kind = v;
             if (kind != "ccnuma" && kind != "std" && kind != "mixed")
-                usage("bad --kind '" + kind + "' (expected ccnuma, std or mixed)");
+                cli.fail("bad --kind '" + kind + "' (expected ccnuma, std or mixed)");
         } else if (a == "--n") {
-            n = count_arg(v, "--n", 1000, std::size_t{1} << 34);
+            n = cli.count(v, "--n", 1000, std::size_t{1} << 34);
         } else if (a == "--copies") {
-            copies = count_arg(v, "--copies", 2, 64);
+            copies = cli.count(v, "--copies", 2, 64);
         } else if (a == "--reps") {
-            reps = count_arg(v, "--reps", 5, 1000);
+            reps = cli.count(v, "--reps", 5, 1000);
         } else {
-            usage("unknown option " + a);
+            cli.fail("unknown option " + a);
         }
     }
     try {

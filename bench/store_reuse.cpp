@@ -12,6 +12,7 @@
 // Threads, binding and team size come from OpenMP's environment (OMP_NUM_THREADS,
 // OMP_PROC_BIND, OMP_PLACES), as for any ccnuma::vector.
 
+#include "arguments.hpp"
 #include "stats.hpp"
 
 #include <ccnuma/stores.hpp>
@@ -28,18 +29,7 @@
 
 namespace {
 
-[[noreturn]] void usage(const std::string& problem) {
-    std::fprintf(stderr, "store_reuse: %s (usage: store_reuse [--n N1,N2,...] [--reps R])\n", problem.c_str());
-    std::exit(2);
-}
-
-std::size_t count_arg(const std::string& text, const char* name, std::size_t lo, std::size_t hi) {
-    char* end = nullptr;
-    const double v = std::strtod(text.c_str(), &end);
-    if (text.empty() || *end != '\0' || !(v >= static_cast<double>(lo) && v <= static_cast<double>(hi)))
-        usage(std::string("bad ") + name + " '" + text + "' (expected " + std::to_string(lo) + " to " + std::to_string(hi) + ")");
-    return static_cast<std::size_t>(v);
-}
+const bench::command_line cli{"store_reuse", "store_reuse [--n N1,N2,...] [--reps R]"};
 
 using seconds = std::chrono::duration<double>;
 
@@ -76,20 +66,14 @@ int main(int argc, char** argv) {
     std::size_t reps = 11;
     for (int i = 1; i < argc; ++i) {
         const std::string arg = argv[i];
-        if (i + 1 >= argc) usage("missing value after " + arg);
+        if (i + 1 >= argc) cli.fail("missing value after " + arg);
         const std::string value = argv[++i];
-        if (arg == "--n") {
-            sizes.clear();
-            for (std::size_t at = 0; at <= value.size();) {
-                const std::size_t comma = std::min(value.find(',', at), value.size());
-                sizes.push_back(count_arg(value.substr(at, comma - at), "--n", 1000, std::size_t{1} << 32));
-                at = comma + 1;
-            }
-        } else if (arg == "--reps") {
-            reps = count_arg(value, "--reps", 9, 1001);
-        } else {
-            usage("unknown option " + arg);
-        }
+        if (arg == "--n")
+            sizes = cli.counts(value, "--n", 1000, std::size_t{1} << 32);
+        else if (arg == "--reps")
+            reps = cli.count(value, "--reps", 9, 1001);
+        else
+            cli.fail("unknown option " + arg);
     }
     namespace st = bench::stats_paired;
     std::printf("# store_reuse: %d threads, streaming_threshold() = %zu bytes (automatic streams a write that moves more), %zu "

@@ -10,6 +10,7 @@
 //
 // Threads and binding come from OpenMP's environment (OMP_NUM_THREADS, OMP_PROC_BIND, OMP_PLACES).
 
+#include "arguments.hpp"
 #include "stats.hpp"
 
 #include <ccnuma/algorithm.hpp>
@@ -27,18 +28,7 @@
 
 namespace {
 
-[[noreturn]] void usage(const std::string& problem) {
-    std::fprintf(stderr, "transform_simd: %s (usage: transform_simd [--n N1,N2,...] [--reps R])\n", problem.c_str());
-    std::exit(2);
-}
-
-std::size_t count_arg(const std::string& text, const char* name, std::size_t lo, std::size_t hi) {
-    char* end = nullptr;
-    const double v = std::strtod(text.c_str(), &end);
-    if (text.empty() || *end != '\0' || !(v >= static_cast<double>(lo) && v <= static_cast<double>(hi)))
-        usage(std::string("bad ") + name + " '" + text + "' (expected " + std::to_string(lo) + " to " + std::to_string(hi) + ")");
-    return static_cast<std::size_t>(v);
-}
+const bench::command_line cli{"transform_simd", "transform_simd [--n N1,N2,...] [--reps R]"};
 
 __attribute__((noinline)) void expert_scale(double* __restrict a, const double* __restrict b, std::size_t n) {
 #pragma omp parallel for simd schedule(static)
@@ -71,20 +61,14 @@ int main(int argc, char** argv) {
     std::size_t reps = 21;
     for (int i = 1; i < argc; ++i) {
         const std::string arg = argv[i];
-        if (i + 1 >= argc) usage("missing value after " + arg);
+        if (i + 1 >= argc) cli.fail("missing value after " + arg);
         const std::string value = argv[++i];
-        if (arg == "--n") {
-            sizes.clear();
-            for (std::size_t at = 0; at <= value.size();) {
-                const std::size_t comma = std::min(value.find(',', at), value.size());
-                sizes.push_back(count_arg(value.substr(at, comma - at), "--n", 1000, std::size_t{1} << 31));
-                at = comma + 1;
-            }
-        } else if (arg == "--reps") {
-            reps = count_arg(value, "--reps", 9, 1001);
-        } else {
-            usage("unknown option " + arg);
-        }
+        if (arg == "--n")
+            sizes = cli.counts(value, "--n", 1000, std::size_t{1} << 31);
+        else if (arg == "--reps")
+            reps = cli.count(value, "--reps", 9, 1001);
+        else
+            cli.fail("unknown option " + arg);
     }
     namespace st = bench::stats_paired;
     std::printf("# transform_simd: %d threads, %zu repetitions, variants interleaved in a rotating order; ratios: the "
