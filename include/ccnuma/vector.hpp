@@ -123,15 +123,22 @@ public:
         requires detail::operand<X> && (!std::is_same_v<X, vector>)
     vector(const X& x, const Policy& p = Policy{}) : policy_(p) {
         const auto e = detail::node_of(x);
-        build(e.size(), [&e](T* q, std::size_t i) noexcept(decltype(e)::nothrow && std::is_nothrow_constructible_v<T, typename decltype(e)::value_type>) {
-            ::new (q) T(e[i]);
-        });
+        using node = std::remove_const_t<decltype(e)>;
+        if constexpr (detail::streamable<T> && node::nothrow && std::is_nothrow_assignable_v<T&, typename node::value_type>)
+            place_and_write(e.size(), [&](T* q) { detail::assign_node(q, e.size(), e, schedule(), type_name, stores_); });
+        else
+            build(e.size(), [&e](T* q, std::size_t i) noexcept(node::nothrow && std::is_nothrow_constructible_v<T, typename node::value_type>) {
+                ::new (q) T(e[i]);
+            });
     }
     /// A copy with the same policy, made in parallel: it is placed as the original.
     vector(const vector& other) : policy_(other.policy_), stores_(other.stores_) {
-        build(other.size_, [src = other.data_](T* q, std::size_t i) noexcept(std::is_nothrow_copy_constructible_v<T>) {
-            ::new (q) T(src[i]);
-        });
+        if constexpr (detail::streamable<T>)
+            place_and_write(other.size_, [&](T* q) { copy_into(q, other.data_, other.size_); });
+        else
+            build(other.size_, [src = other.data_](T* q, std::size_t i) noexcept(std::is_nothrow_copy_constructible_v<T>) {
+                ::new (q) T(src[i]);
+            });
     }
     vector(vector&& other) noexcept
         : data_(std::exchange(other.data_, nullptr)),
@@ -146,15 +153,7 @@ public:
     vector& operator=(const vector& other) {
         if (this == &other) return *this;
         if (size_ == other.size_) {
-            if (detail::stream_write(data_, size_, detail::moved_bytes<T>(size_, 0), schedule(), stores_, false,
-                                     [src = other.data_](std::size_t i) noexcept { return src[i]; }))
-                return *this;
-            // Whole ranges through std::copy, a memmove for trivially copyable T: an element loop
-            // ran scalar at GCC's -O2 (its cost model vectorizes no loop that needs an alias
-            // check), 0.22 of the expert's STREAM copy at 128 KB on 2 threads.
-            detail::parallel_ranges(size_, schedule(), "ccnuma::vector::operator=",
-                                    [d = data_, src = static_cast<const T*>(other.data_)](std::size_t lo, std::size_t hi) noexcept(
-                                        std::is_nothrow_copy_assignable_v<T>) { std::copy(src + lo, src + hi, d + lo); });
+            copy_into(data_, other.data_, size_);
         } else {
             vector copy(other.begin(), other.end(), policy_);
             copy.stores_ = stores_;  // like the policy, the store mode stays this vector's
@@ -274,23 +273,48 @@ private:
     void free_only(T* p, size_type n) const noexcept {
         if (p != nullptr) ccnuma::deallocate(p, n * sizeof(T), policy_, alignment());
     }
-    /// float and double (the bytes are the objects): n copies of value written as a fill, with
-    /// streaming stores where the mode says so and otherwise as an `omp simd` loop per thread
-    /// (parallel_elementwise), each element by the thread that owns it. Through build()'s
-    /// element-by-element construction the fill ran scalar at GCC's -O2; and the block that a
-    /// fill which did not stream gave back had been placed already, so vector(n, value) placed
-    /// two and took 1.9 to 3.2 times as long as an expert's mmap and simd fill (2 threads).
-    void fill_build(size_type n, T value) {
+    /// float and double, whose bytes are the objects: places a block of n elements and has
+    /// write(q) write all of them with the whole-range writers of assignment (streaming stores
+    /// where the mode says so, otherwise one loop per thread over its part of the partition, an
+    /// `omp simd` loop or a memmove). Through build()'s element-by-element construction these
+    /// loops ran scalar at GCC's -O2 (its cost model vectorizes no loop that needs an epilogue or
+    /// an alias check). What write throws (a bad team size, CCNUMA_STREAMING_THRESHOLD) it throws
+    /// before anything is written, and the block is freed.
+    template <class Write>
+    void place_and_write(size_type n, Write&& write) {
+        static_assert(detail::streamable<T>, "only bytes that are the objects are written without construction");
         T* q = place(n);
-        try {  // a bad team size or CCNUMA_STREAMING_THRESHOLD throws before anything is written
-            if (!detail::stream_write(q, n, 0, schedule(), stores_, false, [value](std::size_t) noexcept { return value; }))
-                detail::parallel_elementwise(n, schedule(), [q, value](std::size_t i) noexcept { q[i] = value; });
+        try {
+            write(q);
         } catch (...) {
             free_only(q, n);
             throw;
         }
         data_ = q;
         size_ = n;
+    }
+    /// n copies of value. The block that a fill which did not stream gave back had been placed
+    /// already, so vector(n, value) placed two and took 1.9 to 3.2 times as long as an expert's
+    /// mmap and simd fill (2 threads).
+    void fill_build(size_type n, T value) {
+        place_and_write(n, [&](T* q) {
+            if (!detail::stream_write(q, n, 0, schedule(), stores_, false, [value](std::size_t) noexcept { return value; }))
+                detail::parallel_elementwise(n, schedule(), [q, value](std::size_t i) noexcept { q[i] = value; });
+        });
+    }
+    /// dst[i] = src[i] for i < n, each thread its part of this vector's partition:
+    /// streaming where the mode says so, otherwise whole ranges through std::copy, a memmove for
+    /// trivially copyable T (an element loop ran scalar at GCC's -O2, 0.22 of the expert's
+    /// STREAM copy at 128 KB on 2 threads). If an element's assignment throws, what was assigned
+    /// stays assigned.
+    void copy_into(T* dst, const T* src, size_type n) {
+        if (detail::stream_write(dst, n, detail::moved_bytes<T>(n, 0), schedule(), stores_, false,
+                                 [src](std::size_t i) noexcept { return src[i]; }))
+            return;
+        detail::parallel_ranges(n, schedule(), "ccnuma::vector::operator=",
+                                [dst, src](std::size_t lo, std::size_t hi) noexcept(std::is_nothrow_copy_assignable_v<T>) {
+                                    std::copy(src + lo, src + hi, dst + lo);
+                                });
     }
     template <class Make>
     void build(size_type n, Make&& make) {
