@@ -261,6 +261,21 @@ store_choice choice_for(stores mode, const It& first, const It& last) {
     }
 }
 
+/// The store choice of a binary par::transform: both inputs counted, except that a second input
+/// that starts where the first does (transform(b, b_end, b, out, op)) is the same memory and
+/// counts once, as operand_bytes counts an array an expression names twice.
+template <class Out, class It1, class It2>
+store_choice choice_for(stores mode, const It1& first1, const It1& last1, const It2& first2) {
+    if constexpr (std::random_access_iterator<It1> && std::random_access_iterator<It2> &&
+                  std::is_lvalue_reference_v<std::iter_reference_t<It1>> &&
+                  std::is_lvalue_reference_v<std::iter_reference_t<It2>> &&
+                  std::is_same_v<std::iter_value_t<It1>, std::iter_value_t<It2>>) {
+        if (first1 != last1 && static_cast<const void*>(std::addressof(*first1)) == static_cast<const void*>(std::addressof(*first2)))
+            return choice_for<Out, It1>(mode, first1, last1);
+    }
+    return choice_for<Out, It1, It2>(mode, first1, last1);
+}
+
 // ---- par:: helpers: the traits' index() and owners() give each segment its thread --------
 
 /// par:: splits by a segmented iterator with owners and moves every other iterator by offsets.
@@ -622,7 +637,7 @@ Out transform(stores mode, It first, It last, Out out, Op op) {
 /// input's), with stores `mode`.
 template <class It1, class It2, class Out, class Op>
 Out transform(stores mode, It1 first1, It1 last1, It2 first2, Out out, Op op) {
-    const auto c = detail::choice_for<Out, It1, It2>(mode, first1, last1);
+    const auto c = detail::choice_for<Out>(mode, first1, last1, first2);
     if constexpr (detail::par_ready<It1, It2, Out>) {
         const auto n = static_cast<std::size_t>(last1 - first1);
         detail::par_pieces(detail::driver(out, first1, first2), n, [&](std::size_t, std::size_t d0, std::size_t d1) {

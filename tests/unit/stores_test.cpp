@@ -108,6 +108,14 @@ TEST(Stores, AutomaticWeighsTheBytesAWriteMoves) {
     EXPECT_EQ(copy.bytes, 16 * n);
     EXPECT_EQ(two.bytes, 20 * n);
     EXPECT_EQ(two.mode, stores::automatic);
+    // A binary transform of one input with itself reads it once; of two arrays, both.
+    std::vector<double> other(n);
+    const auto same = ccnuma::detail::choice_for<double*>(stores::automatic, in.cbegin(), in.cend(), in.data());
+    const auto both = ccnuma::detail::choice_for<double*>(stores::automatic, in.cbegin(), in.cend(), other.cbegin());
+    const auto shifted = ccnuma::detail::choice_for<double*>(stores::automatic, in.data(), in.data() + n - 1, in.data() + 1);
+    EXPECT_EQ(same.bytes, 16 * n);
+    EXPECT_EQ(both.bytes, 24 * n);
+    EXPECT_EQ(shifted.bytes, 24 * (n - 1)) << "a shifted second input counts whole";
 }
 
 }  // namespace
