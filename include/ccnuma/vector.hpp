@@ -108,7 +108,10 @@ public:
     /// Copies [first, last): in parallel for random-access input, else read serially first.
     template <std::input_iterator It>
     vector(It first, It last, const Policy& p = Policy{}) : policy_(p) {
-        if constexpr (std::random_access_iterator<It>) {
+        if constexpr (detail::streamable<T> && std::contiguous_iterator<It> && std::is_same_v<std::iter_value_t<It>, T>) {
+            const auto n = static_cast<size_type>(last - first);
+            place_and_write(n, [&](T* q) { copy_into(q, std::to_address(first), n); });
+        } else if constexpr (std::random_access_iterator<It>) {
             build(static_cast<size_type>(last - first), [first](T* q, std::size_t i) { ::new (q) T(first[static_cast<std::iter_difference_t<It>>(i)]); });
         } else {
             std::vector<T> staged(first, last);
@@ -273,7 +276,8 @@ private:
     void free_only(T* p, size_type n) const noexcept {
         if (p != nullptr) ccnuma::deallocate(p, n * sizeof(T), policy_, alignment());
     }
-    /// float and double, whose bytes are the objects: places a block of n elements and has
+    /// float and double, whose bytes are the objects (construction by value, from an expression,
+    /// by copy, from a contiguous range of T): places a block of n elements and has
     /// write(q) write all of them with the whole-range writers of assignment (streaming stores
     /// where the mode says so, otherwise one loop per thread over its part of the partition, an
     /// `omp simd` loop or a memmove). Through build()'s element-by-element construction these

@@ -87,6 +87,33 @@ TEST(Vector, EveryConstructor) {
     EXPECT_TRUE(std::ranges::equal(other_policy, b));
 }
 
+// float and double are written as one fill or copy of the placed block (place_and_write):
+// every element, at every length and tail, and the negative zero of a value-initialization
+// or a fill kept bit for bit; other element types of a range take the element path.
+TEST(Vector, FloatingConstructorsWriteEveryElementAsOneBlock) {
+    for (std::size_t n : {std::size_t{0}, std::size_t{1}, std::size_t{7}, std::size_t{1037}, std::size_t{100003}}) {
+        SCOPED_TRACE("n " + std::to_string(n));
+        std::vector<double> source(n);
+        for (std::size_t i = 0; i < n; ++i) source[i] = static_cast<double>(i) * 0.5 - 3.0;
+        const ccnuma::vector<double> from_range(source.begin(), source.end()), from_pointers(source.data(), source.data() + n);
+        ASSERT_EQ(from_range.size(), n);
+        EXPECT_TRUE(std::ranges::equal(from_range, source));
+        EXPECT_TRUE(std::ranges::equal(from_pointers, source));
+        const ccnuma::vector<double> copy(from_range);
+        EXPECT_TRUE(std::ranges::equal(copy, source));
+        const ccnuma::vector<double> twice = 2.0 * from_range;
+        for (std::size_t i = 0; i < n; ++i) ASSERT_EQ(twice[i], 2.0 * source[i]) << i;
+        const ccnuma::vector<float> zeros(n), negative_zeros(n, -0.0f);
+        EXPECT_TRUE(std::all_of(zeros.begin(), zeros.end(), [](float x) { return x == 0.0f && !std::signbit(x); }));
+        EXPECT_TRUE(std::all_of(negative_zeros.begin(), negative_zeros.end(), [](float x) { return x == 0.0f && std::signbit(x); }));
+        const std::vector<float> narrow(source.begin(), source.end());
+        const ccnuma::vector<double> widened(narrow.begin(), narrow.end());  // another type: element by element
+        for (std::size_t i = 0; i < n; ++i) ASSERT_EQ(widened[i], static_cast<double>(narrow[i])) << i;
+    }
+    const ccnuma::vector<double> listed{1.5, -2.5, 4.0};
+    EXPECT_TRUE(std::ranges::equal(listed, std::vector<double>{1.5, -2.5, 4.0}));
+}
+
 TEST(Vector, StlAlgorithmsAndRanges) {
     ccnuma::vector<int> v(10000, [](std::size_t i) { return static_cast<int>((i * 7919) % 10007); });
     std::sort(v.begin(), v.end());
