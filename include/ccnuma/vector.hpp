@@ -110,7 +110,7 @@ public:
     vector(It first, It last, const Policy& p = Policy{}) : policy_(p) {
         if constexpr (detail::streamable<T> && std::contiguous_iterator<It> && std::is_same_v<std::iter_value_t<It>, T>) {
             const auto n = static_cast<size_type>(last - first);
-            place_and_write(n, [&](T* q) { copy_into(q, std::to_address(first), n); });
+            place_and_write(n, [&](T* q) { copy_into(q, std::to_address(first), n, {type_name, "vector(first, last)"}); });
         } else if constexpr (std::random_access_iterator<It>) {
             build(static_cast<size_type>(last - first), [first](T* q, std::size_t i) { ::new (q) T(first[static_cast<std::iter_difference_t<It>>(i)]); });
         } else {
@@ -128,7 +128,7 @@ public:
         const auto e = detail::node_of(x);
         using node = std::remove_const_t<decltype(e)>;
         if constexpr (detail::streamable<T> && node::nothrow && std::is_nothrow_assignable_v<T&, typename node::value_type>)
-            place_and_write(e.size(), [&](T* q) { detail::assign_node(q, e.size(), e, schedule(), type_name, stores_); });
+            place_and_write(e.size(), [&](T* q) { detail::assign_node(q, e.size(), e, schedule(), {type_name, "vector(expr)"}, stores_); });
         else
             build(e.size(), [&e](T* q, std::size_t i) noexcept(node::nothrow && std::is_nothrow_constructible_v<T, typename node::value_type>) {
                 ::new (q) T(e[i]);
@@ -137,7 +137,7 @@ public:
     /// A copy with the same policy, made in parallel: it is placed as the original.
     vector(const vector& other) : policy_(other.policy_), stores_(other.stores_) {
         if constexpr (detail::streamable<T>)
-            place_and_write(other.size_, [&](T* q) { copy_into(q, other.data_, other.size_); });
+            place_and_write(other.size_, [&](T* q) { copy_into(q, other.data_, other.size_, {type_name, "vector(const vector&)"}); });
         else
             build(other.size_, [src = other.data_](T* q, std::size_t i) noexcept(std::is_nothrow_copy_constructible_v<T>) {
                 ::new (q) T(src[i]);
@@ -156,7 +156,7 @@ public:
     vector& operator=(const vector& other) {
         if (this == &other) return *this;
         if (size_ == other.size_) {
-            copy_into(data_, other.data_, size_);
+            copy_into(data_, other.data_, size_, {type_name, "operator="});
         } else {
             vector copy(other.begin(), other.end(), policy_);
             copy.stores_ = stores_;  // like the policy, the store mode stays this vector's
@@ -297,25 +297,22 @@ private:
         data_ = q;
         size_ = n;
     }
-    /// n copies of value. The block that a fill which did not stream gave back had been placed
-    /// already, so vector(n, value) placed two and took 1.9 to 3.2 times as long as an expert's
-    /// mmap and simd fill (2 threads).
+    /// n copies of value, written as `v = value` writes them (assign_node of a scalar). The block
+    /// that a fill which did not stream gave back had been placed already, so vector(n, value)
+    /// placed two and took 1.9 to 3.2 times as long as an expert's mmap and simd fill (2 threads).
     void fill_build(size_type n, T value) {
-        place_and_write(n, [&](T* q) {
-            if (!detail::stream_write(q, n, 0, schedule(), stores_, false, [value](std::size_t) noexcept { return value; }))
-                detail::parallel_elementwise(n, schedule(), [q, value](std::size_t i) noexcept { q[i] = value; });
-        });
+        place_and_write(n, [&](T* q) { detail::assign_node(q, n, detail::scalar<T>{value}, schedule(), {type_name, "vector(n, value)"}, stores_); });
     }
     /// dst[i] = src[i] for i < n, each thread its part of this vector's partition:
     /// streaming where the mode says so, otherwise whole ranges through std::copy, a memmove for
     /// trivially copyable T (an element loop ran scalar at GCC's -O2, 0.22 of the expert's
     /// STREAM copy at 128 KB on 2 threads). If an element's assignment throws, what was assigned
     /// stays assigned.
-    void copy_into(T* dst, const T* src, size_type n) {
+    void copy_into(T* dst, const T* src, size_type n, detail::operation_name what) {
         if (detail::stream_write(dst, n, detail::moved_bytes<T>(n, 0), schedule(), stores_, false,
                                  [src](std::size_t i) noexcept { return src[i]; }))
             return;
-        detail::parallel_ranges(n, schedule(), "ccnuma::vector::operator=",
+        detail::parallel_ranges(n, schedule(), what,
                                 [dst, src](std::size_t lo, std::size_t hi) noexcept(std::is_nothrow_copy_assignable_v<T>) {
                                     std::copy(src + lo, src + hi, dst + lo);
                                 });
