@@ -208,6 +208,8 @@ private:
     /// The iterator at element i (i == n: the end, in the segment after the last).
     static segmented_iterator at(const layout_type& l, std::size_t i) noexcept {
         if (i >= l.n) return {&l, l.segments, l.begin(l.segments)};
+        // Every begin(): no division for segment_of (a par:: call over a few KB felt each one).
+        if (i == 0) return {&l, 0, l.begin(0)};
         const std::size_t s = l.segment_of(i);
         return {&l, s, l.begin(s) + (i - l.offset(s))};
     }
@@ -332,7 +334,22 @@ struct segment_access {
     static const segment_layout<std::remove_const_t<V>>* layout(const ccnuma::segment_iterator<V>& s) noexcept {
         return s.layout_;
     }
+    template <class V>
+    static const segment_layout<std::remove_const_t<V>>* layout(const segmented_iterator<V>& it) noexcept {
+        return it.layout_;
+    }
+    /// The flat position of `it` in its layout (the end: n).
+    template <class V>
+    static std::size_t position(const segmented_iterator<V>& it) noexcept {
+        return it.index();
+    }
 };
+
+/// Whether It is ccnuma's own flat iterator, whose layout par:: reads directly (par_parts).
+template <class It>
+inline constexpr bool layout_iterator = false;
+template <class V>
+inline constexpr bool layout_iterator<segmented_iterator<V>> = true;
 
 }  // namespace detail
 

@@ -7,6 +7,7 @@
 
 #include <ccnuma/algorithm.hpp>
 #include <ccnuma/seg_array.hpp>
+#include <ccnuma/segments.hpp>
 
 #include "../support/quiet_diagnostics.hpp"
 #include "../support/static_owners.hpp"
@@ -345,6 +346,81 @@ TEST(ParallelAlgorithms, EachSegmentRunsOnItsOwnerThread) {
                     for (int t : ran_on.segment(s)) wrong += t != owner[s];
                 EXPECT_EQ(wrong, 0u) << "par::transform";
             }
+}
+
+namespace {
+
+/// What par_parts gave one segment: its part and the thread that ran it.
+struct seen_part {
+    std::size_t d0 = 0, d1 = 0;
+    const double* b = nullptr;
+    const double* e = nullptr;
+    int thread = -1;
+    bool visited = false;
+    friend bool operator==(const seen_part&, const seen_part&) = default;
+};
+
+/// The parts of [i, j) of `a` by `walk` (the layout walk or the traits walk), per segment.
+template <class Walk>
+std::vector<seen_part> parts_of(const ccnuma::segmented_iterator<const double>& first, std::size_t n, std::size_t segments,
+                                Walk walk) {
+    std::vector<seen_part> seen(segments);
+    walk(first, n, [&seen](const auto& p) {
+        seen[p.segment] = {p.d0, p.d1, p.b, p.e, omp_get_thread_num(), true};
+    });
+    return seen;
+}
+
+/// Every subrange's parts, found by ccnuma's layout walk, are the traits walk's: the same
+/// segments, positions, raw ranges and threads. The traits walk follows only the protocol
+/// (segment, local, compose, index), so it is the reference for the arithmetic of the other.
+void layout_walk_matches_traits_walk(ccnuma::segmented_iterator<const double> begin, std::size_t n, std::size_t segments) {
+    const std::size_t step = n > 200 ? n / 11 + 1 : 1;
+    for (std::size_t i = 0; i <= n; i += step)
+        for (std::size_t j = i; j <= n; j += step) {
+            SCOPED_TRACE("[" + std::to_string(i) + ", " + std::to_string(j) + ")");
+            const auto first = begin + static_cast<std::ptrdiff_t>(i);
+            const auto by_layout = parts_of(first, j - i, segments, [](const auto& f, std::size_t m, auto visit) {
+                if (m != 0) ccnuma::detail::layout_parts(f, m, visit);
+            });
+            const auto by_traits = parts_of(first, j - i, segments, [](const auto& f, std::size_t m, auto visit) {
+                if (m != 0) ccnuma::detail::traits_parts(f, m, visit);
+            });
+            ASSERT_EQ(by_layout, by_traits);
+            std::size_t covered = 0;
+            for (const auto& p : by_layout)
+                if (p.visited) {
+                    ASSERT_EQ(static_cast<std::size_t>(p.e - p.b), p.d1 - p.d0);
+                    ASSERT_EQ(p.b, &*(first + static_cast<std::ptrdiff_t>(p.d0)));
+                    covered += p.d1 - p.d0;
+                }
+            ASSERT_EQ(covered, j - i);
+        }
+}
+
+}  // namespace
+
+TEST(ParallelParts, LayoutWalkMatchesTheTraitsWalk) {
+    for (unsigned threads : {1u, 2u, 3u})
+        for (std::size_t chunk : {std::size_t{0}, std::size_t{1}})
+            for (std::size_t segments : {std::size_t{1}, std::size_t{3}, std::size_t{7}})
+                for (auto pad : {ccnuma::pad::none, ccnuma::pad::page})
+                    for (std::size_t n : {std::size_t{1}, std::size_t{5}, std::size_t{37}, std::size_t{10007}}) {
+                        SCOPED_TRACE(std::to_string(threads) + " threads, chunk " + std::to_string(chunk) + ", " +
+                                     std::to_string(segments) + " segments, n " + std::to_string(n));
+                        const ccnuma::seg_array<double> a(n, 1.0, ccnuma::seg::count(segments), pad,
+                                                          ccnuma::first_touch{}.threads(threads).chunk(chunk));
+                        layout_walk_matches_traits_walk(a.begin(), n, segments);
+                    }
+    // A vector's chunks as segments: schedule(static, c) (many segments, dealt round robin) and
+    // a partition (segments of any length, an empty one among them).
+    std::vector<double> data(1000, 1.0);
+    for (const ccnuma::schedule& s : {ccnuma::schedule{0, 3, {}}, ccnuma::schedule{64, 2, {}},
+                                      ccnuma::schedule{0, 0, ccnuma::partition({0, 10, 10, 700, 1000})}}) {
+        SCOPED_TRACE(ccnuma::to_string(s.partition) + ", chunk " + std::to_string(s.chunk));
+        const auto view = ccnuma::segments(std::span<const double>(data), s);
+        layout_walk_matches_traits_walk(view.begin(), data.size(), view.segment_count());
+    }
 }
 
 TEST(ParallelAlgorithms, ExceptionsFromFunctionObjectsReachTheCaller) {
