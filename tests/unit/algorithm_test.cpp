@@ -617,6 +617,39 @@ TEST(Reduce, PlainSumEveryLengthAndOffset) {
         }
 }
 
+// The order itself, where rounding shows it: element j into partial sum j % sum_lanes, a lane
+// without elements adding nothing, then the lanes pairwise. The reference is the documented
+// order written as plain loops.
+template <class T>
+T lane_order_reference(const T* p, std::size_t n) {
+    constexpr std::size_t lanes = ccnuma::detail::sum_lanes<T>;
+    std::vector<T> acc(lanes, ccnuma::detail::sum_identity<T>());
+    for (std::size_t j = 0; j < n; ++j) acc[j % lanes] = static_cast<T>(acc[j % lanes] + p[j]);
+    for (std::size_t w = lanes / 2; w > 0; w /= 2)
+        for (std::size_t k = 0; k < w; ++k) acc[k] = static_cast<T>(acc[k] + acc[k + w]);
+    return acc[0];
+}
+
+template <class T>
+void sums_in_lane_order() {
+    std::vector<T> x(300);
+    for (std::size_t i = 0; i < x.size(); ++i)  // magnitudes 1e-3 to 1e7 and both signs: every add rounds
+        x[i] = static_cast<T>(std::ldexp((i % 3 == 0 ? -1.0 : 1.0) * (1.0 + static_cast<double>((i * 7919) % 1000) / 997.0),
+                                         static_cast<int>((i * 13) % 34) - 10));
+    x[5] = -T{};
+    for (std::size_t off : {0U, 1U, 5U})
+        for (std::size_t n = 0; n + off <= x.size(); n += n < 80 ? 1 : 29) {
+            const T* b = x.data() + off;
+            const T want = lane_order_reference(b, n), got = ccnuma::detail::lane_sum(b, n);
+            ASSERT_EQ(std::memcmp(&want, &got, sizeof(T)), 0) << "offset " << off << " n " << n << ": " << want << " " << got;
+        }
+}
+
+TEST(Reduce, PlainSumIsTheDocumentedLaneOrder) {
+    sums_in_lane_order<double>();
+    sums_in_lane_order<float>();
+}
+
 TEST(Reduce, PlainSumDeterministicAndSigned) {
     const std::size_t n = 100003;
     for (std::size_t segments : {1U, 2U, 5U}) {
