@@ -12,7 +12,9 @@
 #          (98,304 PUs) load here only: hwloc's load is the same code in every build.
 #   clang  Clang 14 + libomp, warnings as errors: what needs clang. The library, containers and
 #          tools under LLVM's runtime (unit, tools, the bench kernels, mpi, package), the OMPT
-#          tool inside libomp programs and clang's warnings.
+#          tool inside libomp programs and clang's warnings. Not ccnuma-bench's portable twin
+#          (CCNUMA_BENCH_PORTABLE_TWIN=OFF: its test, Issue32_portable, is the gcc stage's) nor
+#          headers_self_contained (the headers' includes, checked by the gcc stage).
 #          No guests (nor their programs: CCNUMA_TEST_GUESTS=OFF), no Slurm (ccnuma-run under srun is the same program), no large machines,
 #          and not the Python checks of ccnuma-bench's outputs, plot, options and likwid-bench
 #          peers (bench_check_*, Issue23_*, Issue32_*): what they check is the same whatever
@@ -70,7 +72,7 @@ release=(-DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O2
   -DCMAKE_C_FLAGS_RELWITHDEBINFO="-O2 -g1 -DNDEBUG")
 stage gcc "" "" "${gcc[@]}" "${release[@]}"
 stage clang "" "-LE vm|slurm -E $large|^bench_check_|^Issue23_|^Issue32_" "${clang[@]}" "${release[@]}" \
-  -DCCNUMA_TEST_GUESTS=OFF
+  -DCCNUMA_TEST_GUESTS=OFF -DCCNUMA_BENCH_PORTABLE_TWIN=OFF
 # Only sanitized programs read these; the stages above are done.
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 # Debug builds. The asan stage builds everything at -O0 but the library and the tests that loop
