@@ -62,6 +62,9 @@ sample_status process_observer::sample() {
     if (end == detail::read_end::reused || (start_time_ && next.snapshot.start_time != *start_time_))
         return status_ = sample_status::pid_reused;
     if (next.snapshot.state == 'Z' || next.snapshot.state == 'X') return status_ = sample_status::exited;
+    // A process that exited while it was read is no later state of the program (its memory may
+    // read empty): the series ends with the sample before. A first sample stands, with its note.
+    if (end == detail::read_end::exited && count_ != 0) return status_ = sample_status::exited;
     const auto now = std::chrono::steady_clock::now();
     if (count_ == 0) first_time_ = now;
     next.seconds = std::chrono::duration<double>(now - first_time_).count();
