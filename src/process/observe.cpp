@@ -390,18 +390,14 @@ read_end observe_into(pid_t pid, const observe_options& o, process_snapshot& s) 
                               "frame numbers (CAP_SYS_ADMIN)");
     }
 
-    // A PID reused while it was read would mix two processes: the start time tells.
-    if (read_proc_text(pid, 0, "stat", text) != 0) {
-        s.notes.push_back("the process exited while it was read: what was read is shown");
-        judge_snapshot(s);
-        return read_end::exited;
-    }
-    const auto again = parse_stat(text);
+    // A PID reused while it was read would mix two processes: the start time tells. A process
+    // gone, exiting or a zombie by the end of the read may have lost its memory mid-read, so its
+    // maps read empty while it still stood (1 run in 80 of `ccnuma-run --watch 0.1 -- sh -c
+    // 'sleep 1'` had a last sample with no regions).
+    const bool stat_read = read_proc_text(pid, 0, "stat", text) == 0;
+    const auto again = stat_read ? parse_stat(text) : std::nullopt;
     if (again && again->start_time != s.start_time) return read_end::reused;
-    // Exiting (or a zombie) by the end of the read: its memory may have gone mid-read, so its
-    // maps read empty while the process still stood (1 run in 80 of `ccnuma-run --watch 0.1 --
-    // sh -c 'sleep 1'` had a last sample with no regions).
-    if (again && ((again->flags & pf_exiting) != 0 || again->state == 'Z' || again->state == 'X')) {
+    if (!stat_read || (again && ((again->flags & pf_exiting) != 0 || again->state == 'Z' || again->state == 'X'))) {
         s.notes.push_back("the process exited while it was read: what was read is shown");
         judge_snapshot(s);
         return read_end::exited;
