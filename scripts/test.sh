@@ -9,8 +9,7 @@
 #          use installs QEMU, a Debian cloud kernel and busybox: docs/tools/ccnuma-vm.md). The
 #          guest's kernel does the placing there, and the guest code paths are the same whatever
 #          compiled the host side, so guests boot in this build only. The large synthetic machines
-#          (98,304 PUs) load here only: hwloc's load is the same code in every build. The guests
-#          run after the other tests, beside the clang stage's build (below).
+#          (98,304 PUs) load here only: hwloc's load is the same code in every build.
 #   clang  Clang 14 + libomp, warnings as errors: what needs clang. The library, containers and
 #          tools under LLVM's runtime (unit, tools, the bench kernels, mpi, package), the OMPT
 #          tool inside libomp programs and clang's warnings. Not ccnuma-bench's portable twin
@@ -43,33 +42,24 @@ jobs=$(nproc)
 summary=("deps $((SECONDS - start)) s")
 large='Issue17_6_HundredThousandPusLoad'  # the 98,304-PU synthetic machine: gcc only
 
-build() {  # name, "targets" ("" for all), then cmake args...; sets built_s. NICE=n: compile at nice n
-  local name=$1 targets=$2; shift 2
+stage() {  # name, "targets" ("" for all), ctest args, then cmake args...
+  local name=$1 targets=$2 tests=$3; shift 3
   local t0=$SECONDS
-  echo "== [$name] configure and build${NICE:+ (nice $NICE)}"
+  echo "== [$name] configure and build"
   cmake -S . -B "build-$name" -DCCNUMA_WARNINGS_AS_ERRORS=ON "$@" >/dev/null
-  local -a compile=(cmake --build "build-$name" -j"$jobs")
-  # shellcheck disable=SC2206  # the target list splits on purpose
-  [[ -n $targets ]] && compile+=(--target $targets)
-  ${NICE:+nice -n "$NICE"} "${compile[@]}"
-  built_s=$((SECONDS - t0))
-}
-
-check() {  # name, ctest args; sets tested_s
-  local name=$1 tests=$2
-  local t0=$SECONDS
+  if [[ -n $targets ]]; then
+    # shellcheck disable=SC2086  # the target list splits on purpose
+    cmake --build "build-$name" -j"$jobs" --target $targets
+  else
+    cmake --build "build-$name" -j"$jobs"
+  fi
+  local t1=$SECONDS
   echo "== [$name] test"
   # shellcheck disable=SC2086  # the ctest arguments split on purpose
   (cd "build-$name" && ctest --output-on-failure -j"$jobs" $tests ${CTEST_ARGS:-})
-  tested_s=$((SECONDS - t0))
-}
-
-stage() {  # name, "targets" ("" for all), ctest args, then cmake args...
-  local name=$1 targets=$2 tests=$3; shift 3
-  build "$name" "$targets" "$@"
-  check "$name" "$tests"
-  echo "== [$name] stage time: build $built_s s, test $tested_s s"
-  summary+=("$name build $built_s s, test $tested_s s")
+  local t2=$SECONDS
+  echo "== [$name] stage time: build $((t1 - t0)) s, test $((t2 - t1)) s"
+  summary+=("$name build $((t1 - t0)) s, test $((t2 - t1)) s")
 }
 
 gcc=(-DCMAKE_CXX_COMPILER=g++ -DCMAKE_C_COMPILER=gcc)
@@ -80,37 +70,9 @@ clang=(-DCMAKE_CXX_COMPILER=clang++ -DCMAKE_C_COMPILER=clang)
 # 37.1 s with clang, 41.3 s against 33.3 s with GCC) for variables that nobody reads in CI.
 release=(-DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O2 -g1 -DNDEBUG"
   -DCMAKE_C_FLAGS_RELWITHDEBINFO="-O2 -g1 -DNDEBUG")
-build gcc "" "${gcc[@]}" "${release[@]}"
-gcc_built=$built_s
-check gcc "-LE vm"
-gcc_tested=$tested_s
-# The guests (label vm) boot one at a time (RESOURCE_LOCK ccnuma_vm) and keep about one core of
-# two busy for 10 minutes; in one ctest with the rest, the other core sat idle once the other
-# tests were done. So they run on their own, beside the clang build, which gets the idle core at
-# a lower priority (nice 10) so that the guests, several of which race threads on purpose, keep
-# the CPU they had. Tests that must run alone (RUN_SERIAL) are in the ctest above, with nothing
-# beside them.
-guests_log=$(mktemp)
-guests_t0=$SECONDS
-# In a process group of its own (setsid), so that a failed clang build stops every test and guest.
-# shellcheck disable=SC2086  # the ctest arguments split on purpose
-(cd build-gcc && exec setsid ctest --output-on-failure -j"$jobs" -L vm ${CTEST_ARGS:-}) >"$guests_log" 2>&1 &
-guests_pid=$!
-trap 'kill -- -"$guests_pid" 2>/dev/null || true; rm -f "$guests_log"' EXIT
-NICE=10 build clang "" "${clang[@]}" "${release[@]}" -DCCNUMA_TEST_GUESTS=OFF -DCCNUMA_BENCH_PORTABLE_TWIN=OFF
-clang_built=$built_s
-echo "== [gcc] test: the guests (label vm), run beside the clang build"
-guests_status=0
-wait "$guests_pid" || guests_status=$?
-guests_s=$((SECONDS - guests_t0))
-trap 'rm -f "$guests_log"' EXIT
-cat "$guests_log"
-if ((guests_status != 0)); then echo "== [gcc] the guests failed (ctest exit $guests_status)"; exit "$guests_status"; fi
-echo "== [gcc] stage time: build $gcc_built s, test $gcc_tested s, guests $guests_s s (beside the clang build)"
-summary+=("gcc build $gcc_built s, test $gcc_tested s, guests $guests_s s (beside the clang build)")
-check clang "-LE vm|slurm -E $large|^bench_check_|^Issue23_|^Issue32_"
-echo "== [clang] stage time: build $clang_built s (beside the guests), test $tested_s s"
-summary+=("clang build $clang_built s (beside the guests), test $tested_s s")
+stage gcc "" "" "${gcc[@]}" "${release[@]}"
+stage clang "" "-LE vm|slurm -E $large|^bench_check_|^Issue23_|^Issue32_" "${clang[@]}" "${release[@]}" \
+  -DCCNUMA_TEST_GUESTS=OFF -DCCNUMA_BENCH_PORTABLE_TWIN=OFF
 # Only sanitized programs read these; the stages above are done.
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 # Debug builds. The asan stage builds everything at -O0 but the library and the tests that loop
