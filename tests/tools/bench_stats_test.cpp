@@ -9,6 +9,8 @@
 
 #include <cmath>
 #include <random>
+#include <string>
+#include <utility>
 #include <vector>
 
 namespace sp = bench::stats_paired;
@@ -104,6 +106,47 @@ TEST(BenchHarness, EveryRoundRunsEveryVariantAndNoneTwiceInARow) {
         if (v < 2) continue;
         for (std::size_t j = 1; j < sequence.size(); ++j) EXPECT_NE(sequence[j], sequence[j - 1]) << "v = " << v << " at " << j;
     }
+}
+
+// start_state::own_sweep: every timed call of a variant timed in this process comes right after
+// an untimed sweep (batch 1) of the same variant, whatever the order of the round; a variant
+// that times itself (a likwid-bench peer, its own process) gets none. as_left adds nothing.
+TEST(BenchHarness, OwnSweepPrecedesEachTimedCallOfTheSameVariant) {
+    using call = std::pair<int, std::size_t>;  // variant, batch
+    std::vector<call> calls;
+    std::vector<bench::variant> v;
+    for (int i = 0; i < 3; ++i)
+        v.push_back(bench::timed("v" + std::to_string(i), [&calls, i](std::size_t b) { calls.emplace_back(i, b); }));
+    v.push_back({"peer", [&calls](std::size_t b) {
+                     calls.emplace_back(3, b);
+                     return 1e-3;
+                 }});
+    constexpr std::size_t batch = 5;
+    const int rounds = 4;
+    const auto m = bench::measure(v, rounds, 0.0, batch, bench::start_state::own_sweep);
+    ASSERT_EQ(m.seconds.size(), v.size());
+    for (const auto& s : m.seconds) EXPECT_EQ(s.size(), static_cast<std::size_t>(rounds));
+    ASSERT_GE(calls.size(), v.size());
+    for (int i = 0; i < 4; ++i) EXPECT_EQ(calls[static_cast<std::size_t>(i)], call(i, 1)) << "the first warm-up call of each";
+    std::size_t timed = 0, warm = 0;
+    for (std::size_t j = v.size(); j < calls.size(); ++j) {
+        if (calls[j].second == 1) {
+            ++warm;
+            EXPECT_NE(calls[j].first, 3) << "the peer was warmed at call " << j;
+            continue;
+        }
+        ASSERT_EQ(calls[j].second, batch);
+        ++timed;
+        if (calls[j].first != 3) {
+            EXPECT_EQ(calls[j - 1], call(calls[j].first, 1)) << "timed call " << j;
+        }
+    }
+    EXPECT_EQ(timed, v.size() * rounds);
+    EXPECT_EQ(warm, 3u * rounds);
+
+    calls.clear();
+    bench::measure(v, rounds, 0.0, batch);
+    EXPECT_EQ(calls.size(), v.size() + v.size() * rounds) << "as_left: the first warm-up calls and the timed ones only";
 }
 
 // tiers' matrix cells: the median's distribution-free 95% interval is [x(k), x(n+1-k)] with the

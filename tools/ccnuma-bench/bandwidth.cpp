@@ -241,7 +241,7 @@ void triad(const options& o, report& out) {
                 v.push_back(peers::likwid(likwid[k], n, t, 4, &peer_n[k], o.peer_timeout.value_or(0)));
                 roles.push_back({true, peers::streams(likwid[k]), true});
             }
-            const auto m = measure(v, o.reps, o.min_time);
+            const auto m = measure(v, o.reps, o.min_time, 0, start_state::own_sweep);
             for (expert::stores s : {expert::stores::regular, expert::stores::streaming}) {
                 std::fill(r.a.get(), r.a.get() + n, -1.0);
                 hand(s)(1);
@@ -341,7 +341,7 @@ void stream(const options& o, report& out) {
                 }
                 for (std::size_t p = 0; p < 3 + peer.size(); ++p) which.push_back(k);
             }
-            const auto m = measure(v, o.reps, o.min_time);
+            const auto m = measure(v, o.reps, o.min_time, 0, start_state::own_sweep);
             double (*expect[])(std::size_t) = {e_copy, e_scale, e_add, e_triad};
             for (int k = 0; k < 4; ++k) {
                 const bool to_c = k == 0 || k == 2;
@@ -461,7 +461,7 @@ void sum(const options& o, report& out) {
                 v.push_back(peers::likwid(likwid[k], n, t, 1, &peer_n[k], o.peer_timeout.value_or(0)));
                 roles.push_back({true, {}, true});
             }
-            const auto m = measure(v, o.reps, o.min_time);
+            const auto m = measure(v, o.reps, o.min_time, 0, start_state::own_sweep);
             for (std::size_t k = 0; k < own; ++k)
                 if (got[k] != expected) wrong("sum " + v[k].name + " = " + std::to_string(got[k]) + ", expected " + std::to_string(expected));
             std::vector<result> rs;

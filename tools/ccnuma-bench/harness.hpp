@@ -87,14 +87,31 @@ inline std::size_t round_order(std::size_t v, int r, std::size_t k) {
     return k + 1 == v ? v - 1 : v - 2 - k;
 }
 
+/// What a timed call starts from.
+enum class start_state {
+    /// Whatever the variant before it left: the caches, the team's threads (sync, the probes).
+    as_left,
+    /// The state the variant's own sweep leaves: one untimed sweep of the same variant right
+    /// before each timed call, as in a loop that calls it again and again (and in STREAM's and
+    /// likwid-bench's iterations). For arrays between a fifth of the LLC and the LLC, whether a
+    /// variant found its data cached had depended on which variants ran between its calls and
+    /// which arrays they shared: at 160 MB under a 300 MiB L3, the expert's two sums, which
+    /// read one array, ran 1.2 to 1.6 times faster in the rounds where the other had just read
+    /// it, and `ccnuma::sum`, alone on its array, never had such a round (docs/tools/
+    /// ccnuma-bench.md, issue 35). A variant that times itself in a process of its own (a
+    /// likwid-bench peer) gets no such sweep: nothing of this process's state reaches it.
+    own_sweep,
+};
+
 /// Chooses one batch for all variants so that the first one's timed call takes at least
 /// min_seconds (one warm-up call per variant first), then times `repetitions` rounds of all
 /// variants, alternating their order. `fixed_batch` > 0 skips the calibration.
 inline measurement measure(const std::vector<variant>& variants, int repetitions, double min_seconds,
-                           std::size_t fixed_batch = 0) {
+                           std::size_t fixed_batch = 0, start_state start = start_state::as_left) {
     using clock = std::chrono::steady_clock;
     struct timing {
         double seconds, cpu;
+        bool own;  // the variant timed itself (run() returned its seconds)
     };
     auto call = [](const variant& v, std::size_t batch) {
         if (v.setup) v.setup();
@@ -103,10 +120,12 @@ inline measurement measure(const std::vector<variant>& variants, int repetitions
         const double own = v.run(batch);
         const double wall = std::chrono::duration<double>(clock::now() - t0).count();
         const double cpu = cpu_seconds_now() - c0;
-        return timing{std::isnan(own) ? wall : own, cpu};
+        return timing{std::isnan(own) ? wall : own, cpu, !std::isnan(own)};
     };
     measurement m;
-    for (const auto& v : variants) call(v, 1);
+    std::vector<bool> warm_first(variants.size(), false);
+    for (std::size_t i = 0; i < variants.size(); ++i)
+        warm_first[i] = !call(variants[i], 1).own && start == start_state::own_sweep;
     if (fixed_batch) {
         m.batch = fixed_batch;
     } else {
@@ -124,6 +143,7 @@ inline measurement measure(const std::vector<variant>& variants, int repetitions
     for (int r = 0; r < repetitions; ++r)
         for (std::size_t k = 0; k < variants.size(); ++k) {
             const std::size_t i = round_order(variants.size(), r, k);
+            if (warm_first[i]) call(variants[i], 1);
             const timing t = call(variants[i], m.batch);
             m.seconds[i].push_back(t.seconds / static_cast<double>(m.batch));
             m.cpu_seconds[i].push_back(t.cpu / static_cast<double>(m.batch));

@@ -322,8 +322,8 @@ void placement(const options& o, report& out) {
                 tv.push_back(timed(variant_names[k], [p, s](std::size_t b) { triad_pieces(*p, b, s); }));
                 sv.push_back(timed(variant_names[k], [p, sum](std::size_t b) { *sum = sum_pieces(*p, b); }));
             }
-            const auto mt = measure(tv, o.reps, o.min_time);
-            const auto ms = measure(sv, o.reps, o.min_time);
+            const auto mt = measure(tv, o.reps, o.min_time, 0, start_state::own_sweep);
+            const auto ms = measure(sv, o.reps, o.min_time, 0, start_state::own_sweep);
             const double nn = static_cast<double>(n);
             for (std::size_t k = 0; k < static_cast<std::size_t>(variant_count); ++k) {
                 for (std::size_t i = 0; i < n; ++i)
