@@ -201,6 +201,49 @@ TEST(Vector, ResizeUpAndDownKeepsElements) {
     EXPECT_EQ(strings[4], "tail");
 }
 
+// float and double resize in one region, each thread copying and filling its part of the new
+// partition as whole ranges: every element at every boundary between kept and new, for team
+// sizes, chunks and lengths where the boundary falls inside, at and between the threads' parts.
+template <class T>
+void resize_keeps_and_fills() {
+    for (unsigned threads : {1U, 2U, 3U, 4U})
+        for (std::size_t chunk : {std::size_t{0}, std::size_t{1}, std::size_t{5}, std::size_t{64}})
+            for (std::size_t from : {std::size_t{0}, std::size_t{1}, std::size_t{7}, std::size_t{1000}, std::size_t{1001}})
+                for (std::size_t to : {std::size_t{0}, std::size_t{1}, std::size_t{9}, std::size_t{999}, std::size_t{4097}}) {
+                    const auto pol = ccnuma::first_touch{}.threads(threads).chunk(chunk);
+                    ccnuma::vector<T> v(from, [](std::size_t i) { return static_cast<T>(i) + T(0.5); }, pol);
+                    v.resize(to, T(-2.25));
+                    ASSERT_EQ(v.size(), to);
+                    for (std::size_t i = 0; i < to; ++i)
+                        ASSERT_EQ(v[i], i < from ? static_cast<T>(i) + T(0.5) : T(-2.25))
+                            << threads << " threads, chunk " << chunk << ", " << from << " -> " << to << ", element " << i;
+                    // resize(n) value-initializes, also in a block that held other values before.
+                    v.resize(to / 2);
+                    v.resize(to + 3);
+                    for (std::size_t i = 0; i < to + 3; ++i)
+                        ASSERT_EQ(v[i], i < to / 2 && i < from ? static_cast<T>(i) + T(0.5) : i < to / 2 ? T(-2.25) : T{})
+                            << "element " << i;
+                }
+}
+
+TEST(Vector, ResizeOfFloatingPointKeepsAndFillsEveryElement) {
+    resize_keeps_and_fills<double>();
+    resize_keeps_and_fills<float>();
+}
+
+// A resize its partition cannot cover is refused before anything is written: the vector keeps
+// its block, its size and its elements (strong guarantee), and nothing leaks (ASan build).
+TEST(Vector, ResizeThatThePartitionCannotCoverChangesNothing) {
+    const ccnuma::partition p({0, 40, 100});
+    ccnuma::vector<double> v(100, [](std::size_t i) { return static_cast<double>(i); }, ccnuma::first_touch{}.partition(p));
+    const double* before = v.data();
+    EXPECT_THROW(v.resize(150, 1.0), ccnuma::error);
+    EXPECT_THROW(v.resize(50), ccnuma::error);
+    ASSERT_EQ(v.size(), 100u);
+    EXPECT_EQ(v.data(), before);
+    for (std::size_t i = 0; i < 100; ++i) ASSERT_EQ(v[i], static_cast<double>(i));
+}
+
 // Each element is built, and destroyed, by the thread that the loop `#pragma omp for
 // schedule(static[, chunk])` of the same team gives it to: the thread whose first touch placed
 // its page.
