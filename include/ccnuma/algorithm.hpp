@@ -50,6 +50,7 @@
 #include <ccnuma/stores.hpp>
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
@@ -262,15 +263,55 @@ store_choice choice_for(stores mode, const It& first, const It& last) {
     }
 }
 
-/// The store choice of a binary par::transform: both inputs counted, except that a second input
-/// that starts where the first does (transform(b, b_end, b, out, op)) is the same memory and
-/// counts once, as operand_bytes counts an array an expression names twice.
+/// Where the n elements after `it` lie, as a byte range of one address space per array: the
+/// addresses of a contiguous iterator, or for ccnuma's own segmented iterator its positions in
+/// its layout (padded segments: the elements, not the padding) tagged by the layout. Ranges of
+/// two iterators compare only when both have one and `same_space` says they share the space.
+template <class It>
+std::pair<std::uintptr_t, std::uintptr_t> element_bytes(const It& it, std::size_t n) noexcept {
+    using V = std::iter_value_t<It>;
+    std::uintptr_t b = 0;
+    if constexpr (layout_iterator<It>)
+        b = segment_access::position(it) * sizeof(V);
+    else
+        b = reinterpret_cast<std::uintptr_t>(std::to_address(it));
+    return {b, b + static_cast<std::uintptr_t>(moved_bytes<V>(n, 0))};
+}
+
+/// Whether element_bytes of It1 and It2 are positions in one space: both contiguous (one
+/// address space), or both ccnuma's segmented iterators over the same layout.
+template <class It1, class It2>
+bool same_space(const It1& a, const It2& b) noexcept {
+    if constexpr (std::contiguous_iterator<It1> && std::contiguous_iterator<It2>)
+        return true;
+    else if constexpr (layout_iterator<It1> && layout_iterator<It2>)
+        return segment_access::layout(a) == segment_access::layout(b);
+    else
+        return false;
+}
+
+/// The store choice of a binary par::transform: what its two inputs cover together, counted once
+/// (union_bytes, the rule operand_bytes applies to an expression's arrays): transform(b, b_end,
+/// b, out, op) reads b once, and transform(b, b_end - 1, b + 1, out, op), a stencil's shifted
+/// input, reads b once too, not twice. Inputs of two arrays, or of iterators that cannot tell
+/// (user segmented iterators), count both.
 template <class Out, class It1, class It2>
 store_choice choice_for(stores mode, const It1& first1, const It1& last1, const It2& first2) {
     if constexpr (std::random_access_iterator<It1> && std::random_access_iterator<It2> &&
-                  std::is_lvalue_reference_v<std::iter_reference_t<It1>> &&
-                  std::is_lvalue_reference_v<std::iter_reference_t<It2>> &&
-                  std::is_same_v<std::iter_value_t<It1>, std::iter_value_t<It2>>) {
+                  std::is_same_v<std::iter_value_t<It1>, std::iter_value_t<It2>> &&
+                  requires { sizeof(std::iter_value_t<Out>); } &&
+                  (std::contiguous_iterator<It1> || layout_iterator<It1>) &&
+                  (std::contiguous_iterator<It2> || layout_iterator<It2>)) {
+        if (same_space(first1, first2)) {
+            const auto n = static_cast<std::size_t>(last1 - first1);
+            std::array<std::pair<std::uintptr_t, std::uintptr_t>, 2> ranges{element_bytes(first1, n), element_bytes(first2, n)};
+            return {mode, moved_bytes<std::iter_value_t<Out>>(n, union_bytes(ranges))};
+        }
+    } else if constexpr (std::random_access_iterator<It1> && std::random_access_iterator<It2> &&
+                         std::is_lvalue_reference_v<std::iter_reference_t<It1>> &&
+                         std::is_lvalue_reference_v<std::iter_reference_t<It2>> &&
+                         std::is_same_v<std::iter_value_t<It1>, std::iter_value_t<It2>>) {
+        // Other iterators: only the same first element is known to be the same memory.
         if (first1 != last1 && static_cast<const void*>(std::addressof(*first1)) == static_cast<const void*>(std::addressof(*first2)))
             return choice_for<Out, It1>(mode, first1, last1);
     }

@@ -4,6 +4,7 @@
 
 #include <ccnuma/algorithm.hpp>
 #include <ccnuma/error.hpp>
+#include <ccnuma/seg_array.hpp>
 #include <ccnuma/stores.hpp>
 #include <ccnuma/topology.hpp>
 #include <ccnuma/vector.hpp>
@@ -115,7 +116,23 @@ TEST(Stores, AutomaticWeighsTheBytesAWriteMoves) {
     const auto shifted = ccnuma::detail::choice_for<double*>(stores::automatic, in.data(), in.data() + n - 1, in.data() + 1);
     EXPECT_EQ(same.bytes, 16 * n);
     EXPECT_EQ(both.bytes, 24 * n);
-    EXPECT_EQ(shifted.bytes, 24 * (n - 1)) << "a shifted second input counts whole";
+    // A shifted second input of the same array, as a stencil's transform(b, b_end - 1, b + 1,
+    // ...) reads it: the two cover n elements together, each counted once, as two overlapping
+    // views of an expression do (above).
+    EXPECT_EQ(shifted.bytes, 8 * (n - 1) + 8 * n);
+    const auto apart = ccnuma::detail::choice_for<double*>(stores::automatic, in.data(), in.data() + 300, in.data() + 700);
+    EXPECT_EQ(apart.bytes, 3 * 8 * 300) << "disjoint parts of one array";
+    // The same over seg_array's iterators (padded segments: positions, not addresses); two
+    // seg_arrays, or a seg_array and a std::vector, are two arrays.
+    const ccnuma::seg_array<double> s(n, 1.0, ccnuma::seg::count(3)), t(n, 1.0, ccnuma::seg::count(3));
+    const auto seg_same = ccnuma::detail::choice_for<double*>(stores::automatic, s.begin(), s.end(), s.begin());
+    const auto seg_shifted = ccnuma::detail::choice_for<double*>(stores::automatic, s.begin(), s.end() - 1, s.begin() + 1);
+    const auto seg_two = ccnuma::detail::choice_for<double*>(stores::automatic, s.begin(), s.end(), t.begin());
+    const auto seg_and_vector = ccnuma::detail::choice_for<double*>(stores::automatic, s.begin(), s.end(), in.cbegin());
+    EXPECT_EQ(seg_same.bytes, 16 * n);
+    EXPECT_EQ(seg_shifted.bytes, 8 * (n - 1) + 8 * n);
+    EXPECT_EQ(seg_two.bytes, 24 * n);
+    EXPECT_EQ(seg_and_vector.bytes, 24 * n);
 }
 
 }  // namespace

@@ -60,18 +60,7 @@ std::size_t operand_bytes(const Node& e) {
         e.for_each_leaf([&](const void* b, const void* end) {
             ranges[k++] = {reinterpret_cast<std::uintptr_t>(b), reinterpret_cast<std::uintptr_t>(end)};
         });
-        // Insertion sort: a handful of ranges, where std::sort's call cost 150 instructions of
-        // a 2,000-instruction triad at n = 8.
-        for (std::size_t i = 1; i < ranges.size(); ++i)
-            for (std::size_t j = i; j > 0 && ranges[j] < ranges[j - 1]; --j) std::swap(ranges[j], ranges[j - 1]);
-        std::size_t read = 0;
-        std::uintptr_t covered = 0;  // the end of the union so far
-        for (const auto& [lo, hi] : ranges) {
-            const std::uintptr_t from = std::max(lo, covered);
-            if (hi > from) read = moved_bytes<char>(hi - from, read);
-            covered = std::max(covered, hi);
-        }
-        return read;
+        return union_bytes(ranges);
     }
 }
 
