@@ -302,16 +302,20 @@ store_choice choice_for(stores mode, const It1& first1, const It1& last1, const 
                   requires { sizeof(std::iter_value_t<Out>); } &&
                   (std::contiguous_iterator<It1> || layout_iterator<It1>) &&
                   (std::contiguous_iterator<It2> || layout_iterator<It2>)) {
-        if (same_space(first1, first2)) {
+        // An empty range reads nothing; its iterators may not even belong to a layout.
+        if (first1 != last1 && same_space(first1, first2)) {
             const auto n = static_cast<std::size_t>(last1 - first1);
             std::array<std::pair<std::uintptr_t, std::uintptr_t>, 2> ranges{element_bytes(first1, n), element_bytes(first2, n)};
             return {mode, moved_bytes<std::iter_value_t<Out>>(n, union_bytes(ranges))};
         }
-    } else if constexpr (std::random_access_iterator<It1> && std::random_access_iterator<It2> &&
-                         std::is_lvalue_reference_v<std::iter_reference_t<It1>> &&
-                         std::is_lvalue_reference_v<std::iter_reference_t<It2>> &&
-                         std::is_same_v<std::iter_value_t<It1>, std::iter_value_t<It2>>) {
-        // Other iterators: only the same first element is known to be the same memory.
+    }
+    if constexpr (std::random_access_iterator<It1> && std::random_access_iterator<It2> &&
+                  std::is_lvalue_reference_v<std::iter_reference_t<It1>> &&
+                  std::is_lvalue_reference_v<std::iter_reference_t<It2>> &&
+                  std::is_same_v<std::iter_value_t<It1>, std::iter_value_t<It2>>) {
+        // Iterators of two spaces (user segmented iterators; segments(v) beside v's own
+        // iterator or beside another segments(v), each with its own layout): only the same
+        // first element is known to be the same memory.
         if (first1 != last1 && static_cast<const void*>(std::addressof(*first1)) == static_cast<const void*>(std::addressof(*first2)))
             return choice_for<Out, It1>(mode, first1, last1);
     }

@@ -381,9 +381,14 @@ private:
                 },
                 0, kept);
         } catch (...) {
-            detail::parallel_for(n, s, [p, kept](std::size_t i) noexcept {
-                if (i >= kept) p[i].~T();
-            });
+            // New elements exist only when the block grew; then the first construction above
+            // has checked the schedule against n, and this loop cannot throw. A shrink whose
+            // schedule cannot cover n throws from the construction just above, before any
+            // element is built, and must not call into the same check again.
+            if (kept < n)
+                detail::parallel_for(n, s, [p, kept](std::size_t i) noexcept {
+                    if (i >= kept) p[i].~T();
+                });
             free_only(p, n);
             throw;
         }

@@ -5,6 +5,7 @@
 #include <ccnuma/algorithm.hpp>
 #include <ccnuma/error.hpp>
 #include <ccnuma/seg_array.hpp>
+#include <ccnuma/segments.hpp>
 #include <ccnuma/stores.hpp>
 #include <ccnuma/topology.hpp>
 #include <ccnuma/vector.hpp>
@@ -133,6 +134,17 @@ TEST(Stores, AutomaticWeighsTheBytesAWriteMoves) {
     EXPECT_EQ(seg_shifted.bytes, 8 * (n - 1) + 8 * n);
     EXPECT_EQ(seg_two.bytes, 24 * n);
     EXPECT_EQ(seg_and_vector.bytes, 24 * n);
+    // segments(v) has a layout of its own over v's memory: beside v's iterator, or beside a
+    // second segments(v), the same first element is still the same memory, read once.
+    ccnuma::vector<double> v(n, 1.0);
+    auto segs = ccnuma::segments(v), segs2 = ccnuma::segments(v);
+    const auto view_and_vector = ccnuma::detail::choice_for<double*>(stores::automatic, segs.begin(), segs.end(), v.begin());
+    const auto two_views = ccnuma::detail::choice_for<double*>(stores::automatic, segs.begin(), segs.end(), segs2.begin());
+    EXPECT_EQ(view_and_vector.bytes, 16 * n);
+    EXPECT_EQ(two_views.bytes, 16 * n);
+    const auto empty = ccnuma::detail::choice_for<double*>(stores::automatic, ccnuma::segmented_iterator<const double>{},
+                                                           ccnuma::segmented_iterator<const double>{}, ccnuma::segmented_iterator<const double>{});
+    EXPECT_EQ(empty.bytes, 0u);
 }
 
 }  // namespace
