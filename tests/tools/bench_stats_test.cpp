@@ -149,6 +149,55 @@ TEST(BenchHarness, OwnSweepPrecedesEachTimedCallOfTheSameVariant) {
     EXPECT_EQ(calls.size(), v.size() + v.size() * rounds) << "as_left: the first warm-up calls and the timed ones only";
 }
 
+// variant::fresh: once per repetition and variant, before that repetition's untimed sweep (so the
+// timed call runs on the new arrays, warmed by their own sweep), never in the warm-up or the
+// batch calibration; a variant without it (a peer) is called as before.
+TEST(BenchHarness, FreshArraysComeOncePerRepetitionBeforeTheOwnSweep) {
+    struct event {
+        int variant;
+        std::size_t batch;  // 0: fresh()
+        bool operator==(const event&) const = default;
+    };
+    std::vector<event> events;
+    std::vector<bench::variant> v;
+    for (int i = 0; i < 3; ++i) {
+        v.push_back(bench::timed("v" + std::to_string(i), [&events, i](std::size_t b) { events.push_back({i, b}); }));
+        v.back().fresh = [&events, i] { events.push_back({i, 0}); };
+    }
+    v.push_back({"peer", [&events](std::size_t b) {
+                     events.push_back({3, b});
+                     return 1e-3;
+                 }});
+    const int rounds = 5;
+    const auto m = bench::measure(v, rounds, 1e-6, 0, bench::start_state::own_sweep);
+    ASSERT_EQ(m.seconds.size(), v.size());
+    ASSERT_GT(m.batch, 1u) << "the calibration grew the batch, so a timed call differs from a sweep";
+    // Up to the first repetition: the warm-ups and the calibration, no fresh().
+    std::size_t first_fresh = 0;
+    while (first_fresh < events.size() && events[first_fresh].batch != 0) ++first_fresh;
+    ASSERT_LT(first_fresh, events.size());
+    EXPECT_GE(first_fresh, v.size()) << "one warm-up call per variant before any fresh()";
+    std::vector<int> fresh(v.size(), 0), timed(v.size(), 0);
+    for (std::size_t j = first_fresh; j < events.size(); ++j) {
+        const event e = events[j];
+        if (e.batch == 0) {
+            ++fresh[static_cast<std::size_t>(e.variant)];
+            ASSERT_LT(j + 2, events.size());
+            EXPECT_EQ(events[j + 1], (event{e.variant, 1})) << "the own sweep right after fresh(), event " << j;
+            EXPECT_EQ(events[j + 2].variant, e.variant) << "then the timed call, event " << j;
+            EXPECT_EQ(events[j + 2].batch, m.batch);
+        } else if (e.batch == m.batch) {
+            ++timed[static_cast<std::size_t>(e.variant)];
+            if (e.variant != 3) {
+                EXPECT_EQ(events[j - 2], (event{e.variant, 0})) << "timed call " << j;
+            }
+        }
+    }
+    for (int i = 0; i < 3; ++i) EXPECT_EQ(fresh[static_cast<std::size_t>(i)], rounds) << "variant " << i;
+    EXPECT_EQ(fresh[3], 0) << "the peer has no fresh()";
+    for (int i = 0; i < 4; ++i) EXPECT_EQ(timed[static_cast<std::size_t>(i)], rounds) << "variant " << i;
+}
+
 // tiers' matrix cells: the median's distribution-free 95% interval is [x(k), x(n+1-k)] with the
 // binomial tables' k (9 repetitions: x(2), x(8); 11: x(2), x(10); 20: x(6), x(15)), and below 6
 // repetitions there is none.

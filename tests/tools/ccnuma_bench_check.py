@@ -499,6 +499,7 @@ def bad_options_test(binary):
              ["triad", "--policy", "scatter"], ["triad", "--policy", "on_node"], ["triad", "--policy", "interleave:0"], ["triad", "--bogus"],
              ["triad", "--bind", "2,scater"], ["triad", "--bind", "2,scatter", "--threads", "2"], ["zero-page", "--peers"],
              ["placement", "--stores", "sideways"], ["triad", "--stores", "regular"],
+             ["sum", "--arrays", "sometimes"], ["placement", "--arrays", "fresh"],
              ["dmvm", "--variant", "middle"], ["nested-stream", "--teams", "2y2"], ["triad", "extra"],
              ["triad", "--json", "/nonexistent/dir/x.json", "--n", "1000", "--reps", "1"],
              ["plot"], ["plot", "/nonexistent.json", "-o", "x.png"], ["triad", "--n="], ["triad", "--n", "1e10", "--reps", "1"],

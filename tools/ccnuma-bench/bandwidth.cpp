@@ -212,10 +212,12 @@ void triad(const options& o, report& out) {
     if (o.peers) likwid = peers::likwid_kernels("triad", o.peer_timeout.value_or(0));
     const auto policy = o.container_policy();
     std::map<unsigned, std::vector<store_duel>> duels;
+    const auto sizes = sizes_or(o, {1000, 100000, 10000000});
     for (unsigned t : team_sizes(o)) {
         use_threads(t);
-        for (std::size_t n : sizes_or(o, {1000, 100000, 10000000})) {
-            need_memory("triad", 8, n);
+        for (std::size_t n : sizes) {
+            const bool fresh = fresh_arrays(o, 32.0 * static_cast<double>(n));
+            need_memory("triad", fresh ? 12 : 8, n);  // a new set is made before the old one goes
             out.progress("triad: n = " + std::to_string(n) + ", " + thr(t));
             raw_arrays r(n);
             vec_arrays e(n, policy);
@@ -236,6 +238,10 @@ void triad(const options& o, report& out) {
                                    timed("ccnuma::vector, streaming stores", expr(ccnuma::stores::streaming))};
             std::vector<row_role> roles{{true, false}, {true, true}, {false, auto_streams}, {false, false}, {false, true}};
             constexpr std::size_t own = 5;  // variants of ours; the peers follow
+            if (fresh) {  // likwid-bench allocates anew in every call anyway
+                for (std::size_t k = 0; k < 2; ++k) v[k].fresh = [&] { r = raw_arrays(n); };
+                for (std::size_t k = 2; k < own; ++k) v[k].fresh = [&] { e = vec_arrays(n, policy); };
+            }
             std::vector<std::size_t> peer_n(likwid.size(), n);
             for (std::size_t k = 0; k < likwid.size(); ++k) {
                 v.push_back(peers::likwid(likwid[k], n, t, 4, &peer_n[k], o.peer_timeout.value_or(0)));
@@ -265,6 +271,7 @@ void triad(const options& o, report& out) {
             for (auto& r2 : rs) out.add(std::move(r2));
         }
     }
+    out.note(arrays_note(o, "triad", sizes, 32));
     if (!likwid.empty())
         out.note("likwid-bench times its iterations inside one parallel region; every other row forks a team per sweep, which "
                  "dominates at small n (rows flagged fork/join-bound)");
@@ -432,10 +439,13 @@ void sum(const options& o, report& out) {
     const auto policy = o.container_policy();
     std::vector<std::string> likwid;
     if (o.peers) likwid = peers::likwid_kernels("sum", o.peer_timeout.value_or(0));
+    const auto sizes = sizes_or(o, {1000, 100000, 10000000});
     for (unsigned t : team_sizes(o)) {
         use_threads(t);
-        for (std::size_t n : sizes_or(o, {1000, 100000, 10000000})) {
-            need_memory("sum", 6, n);
+        for (std::size_t n : sizes) {
+            // The expert's arrays (4, one read), the vector and the seg_array; each variant reads one.
+            const bool fresh = fresh_arrays(o, 8.0 * static_cast<double>(n));
+            need_memory("sum", fresh ? 12 : 6, n);
             out.progress("sum: n = " + std::to_string(n) + ", " + thr(t));
             raw_arrays r(n);
             cvec vb(n, [](std::size_t i) { return value(i, 1); }, policy);
@@ -456,6 +466,11 @@ void sum(const options& o, report& out) {
                 timed("seg_array flat std::reduce", [&](std::size_t k) { got[4] = sum_seg_flat(sb, k); })};
             std::vector<row_role> roles{{true, {}}, {true, {}}, {false, {}}, {false, {}}, {false, {}}};
             constexpr std::size_t own = 5;
+            if (fresh) {
+                for (std::size_t k = 0; k < 2; ++k) v[k].fresh = [&] { r = raw_arrays(n); };
+                v[2].fresh = [&] { vb = cvec(n, [](std::size_t i) { return value(i, 1); }, policy); };
+                for (std::size_t k = 3; k < own; ++k) v[k].fresh = [&] { sb = seg_t(n, [](std::size_t i) { return value(i, 1); }); };
+            }
             std::vector<std::size_t> peer_n(likwid.size(), n);
             for (std::size_t k = 0; k < likwid.size(); ++k) {
                 v.push_back(peers::likwid(likwid[k], n, t, 1, &peer_n[k], o.peer_timeout.value_or(0)));
@@ -473,6 +488,7 @@ void sum(const options& o, report& out) {
             for (auto& r2 : rs) out.add(std::move(r2));
         }
     }
+    out.note(arrays_note(o, "sum", sizes, 8));
 }
 
 }  // namespace bench

@@ -3,10 +3,12 @@
 #include <ccnuma/binding.hpp>
 #include <ccnuma/error.hpp>
 #include <ccnuma/stores.hpp>
+#include <ccnuma/topology.hpp>
 #include <ccnuma/detail/os.hpp>
 
 #include <omp.h>
 
+#include <algorithm>
 #include <cmath>
 #include <set>
 #include <stdexcept>
@@ -31,6 +33,45 @@ void use_threads(unsigned threads) {
 
 bool automatic_streams(std::size_t n, unsigned operands) {
     return ccnuma::streams(ccnuma::stores::automatic, (std::size_t{1} + operands) * sizeof(double) * n, false, true);
+}
+
+std::pair<std::uint64_t, std::uint64_t> l2_and_llc() {
+    std::uint64_t l2 = 0, llc = 0;
+    unsigned top = 0;
+    for (const auto& c : ccnuma::topology::current().caches()) top = std::max(top, c.level);
+    for (const auto& c : ccnuma::topology::current().caches()) {
+        if (c.level == 2) l2 = l2 ? std::min(l2, c.bytes) : c.bytes;
+        if (c.level == top) llc += c.bytes;
+    }
+    return {l2, llc};
+}
+
+bool fresh_arrays(const options& o, double bytes) {
+    switch (o.arrays) {
+        case arrays_mode::fresh: return true;
+        case arrays_mode::kept: return false;
+        case arrays_mode::automatic: {
+            const auto llc = static_cast<double>(l2_and_llc().second);
+            return llc > 0 && bytes <= 2 * llc;
+        }
+    }
+    return false;
+}
+
+std::string arrays_note(const options& o, const std::string& kernel, const std::vector<std::size_t>& sizes,
+                        double bytes_per_element) {
+    std::string fresh, kept;
+    for (std::size_t n : sizes) {
+        std::string& list = fresh_arrays(o, bytes_per_element * static_cast<double>(n)) ? fresh : kept;
+        list += (list.empty() ? "" : ", ") + std::to_string(n);
+    }
+    const char* rule = o.arrays == arrays_mode::fresh  ? "--arrays fresh"
+                       : o.arrays == arrays_mode::kept ? "--arrays kept"
+                                                       : "--arrays auto: anew up to twice the LLC";
+    std::string line = kernel + ": each variant's arrays allocated anew before every repetition (new physical frames)";
+    line += fresh.empty() ? " at no n" : " at n = " + fresh;
+    if (!kept.empty()) line += "; allocated once and kept at n = " + kept;
+    return line + " (" + rule + ")";
 }
 
 std::vector<std::size_t> sizes_or(const options& o, std::vector<std::size_t> fallback) {

@@ -38,10 +38,17 @@ inline stats summarize(std::vector<double> v) {
 /// One variant of a kernel. run(batch) does `batch` sweeps and returns their seconds, or NaN to
 /// have the harness time it with the wall clock (a peer program reports its own time).
 /// setup(), if set, runs before every timed call, untimed (binding a team, say).
+/// fresh(), if set, gives the variant new arrays once per repetition, untimed, before the
+/// repetition's untimed sweep: new allocations, so new physical frames. L2 and L3 are indexed
+/// by physical address, and one draw of frames can put more of an array into the same sets
+/// than another: eight identical arrays that filled most of an L2 summed up to 1.12x apart on
+/// this project's AMD VM (bench/frames_spread). An array kept for the whole run keeps its draw,
+/// and a ratio between two variants is then partly a ratio between their frames.
 struct variant {
     std::string name;
     std::function<double(std::size_t batch)> run;
     std::function<void()> setup{};
+    std::function<void()> fresh{};
 };
 
 /// A variant whose run() is timed by the harness.
@@ -143,6 +150,7 @@ inline measurement measure(const std::vector<variant>& variants, int repetitions
     for (int r = 0; r < repetitions; ++r)
         for (std::size_t k = 0; k < variants.size(); ++k) {
             const std::size_t i = round_order(variants.size(), r, k);
+            if (variants[i].fresh) variants[i].fresh();
             if (warm_first[i]) call(variants[i], 1);
             const timing t = call(variants[i], m.batch);
             m.seconds[i].push_back(t.seconds / static_cast<double>(m.batch));

@@ -7,9 +7,11 @@
 #include <ccnuma/binding.hpp>
 
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <new>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace bench {
@@ -34,6 +36,18 @@ bool automatic_streams(std::size_t n, unsigned operands);
 void need_memory(const std::string& kernel, double arrays, std::size_t elements);
 /// --n, else `fallback`.
 std::vector<std::size_t> sizes_or(const options& o, std::vector<std::size_t> fallback);
+/// The aggregate size of the last level of cache the allowed PUs have (every instance counted),
+/// and one L2's size; 0 where the topology does not say.
+std::pair<std::uint64_t, std::uint64_t> l2_and_llc();
+/// --arrays: whether a variant whose arrays hold `bytes` gets new ones before each repetition.
+/// auto: up to twice the LLC, where the caches hold much of them and the frames decide which
+/// lines collide, and where a new allocation per repetition costs little beside the sweeps;
+/// kept where the topology names no cache.
+bool fresh_arrays(const options& o, double bytes);
+/// One line for a kernel's notes: at which n its variants' arrays were drawn afresh (each
+/// variant's arrays hold `bytes_per_element` x n bytes).
+std::string arrays_note(const options& o, const std::string& kernel, const std::vector<std::size_t>& sizes,
+                        double bytes_per_element);
 
 /// Input values: multiples of 1/64 below 2 plus an offset, so that sums of up to 10^9 of them
 /// are exact in a double and every summation order gives the same bits.

@@ -13,6 +13,7 @@
 #include <ccnuma/placement.hpp>
 
 #include <getopt.h>
+#include <malloc.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -105,6 +106,10 @@ int main(int argc, char** argv) try {
     const auto parsed = bench::parse(argc, argv);
     if (!parsed) return 0;
     const bench::options& o = *parsed;
+    // Blocks from 128 KiB up come from mmap and go back to the kernel when freed. glibc would
+    // otherwise raise this threshold after the first such free and serve the next arrays from
+    // its heap, the same pages every time, and --arrays fresh would draw no new frames.
+    mallopt(M_MMAP_THRESHOLD, 128 * 1024);
     // Small N gives each thread less than a page, which the placement diagnostic would report
     // once per size; in a sweep over sizes that is expected, not news.
     ccnuma::set_diagnostic_handler({});

@@ -144,6 +144,9 @@ options:
       --pages base|huge  page size of the ccnuma containers (huge: transparent 2 MiB pages)
       --stores MODE    placement: regular, streaming or automatic (default: automatic, decided
                        once per N as ccnuma::stores::automatic would, the same for every variant)
+      --arrays WHEN    triad, sum: fresh (every variant's arrays allocated anew before each
+                       repetition: new physical frames), kept (allocated once per N), or auto
+                       (default: fresh while one variant's arrays fit in twice the LLC)
   -r, --reps R         repetitions; min, median and max are over them (default 5)
       --min-time S     shortest timed call in seconds; sweeps are batched up to it (default 0.01)
       --json FILE      results as Google Benchmark JSON (context, benchmarks, aggregates)
@@ -174,11 +177,11 @@ max over --reps repetitions, with the variants interleaved in one run.
 // Over 80 lines: one getopt switch, one case per option in --help's order, each checking its
 // own value; the cases share nothing but the options they fill.
 std::optional<options> parse(int argc, char** argv) {
-    enum { o_pages = 1000, o_min_time, o_json, o_csv, o_peers, o_variant, o_teams, o_only, o_sweeps, o_duration, o_stores, o_peer_timeout };
+    enum { o_pages = 1000, o_min_time, o_json, o_csv, o_peers, o_variant, o_teams, o_only, o_sweeps, o_duration, o_stores, o_peer_timeout, o_arrays };
     static const option longs[] = {
         {"n", required_argument, nullptr, 'n'},         {"threads", required_argument, nullptr, 't'},
         {"bind", required_argument, nullptr, 'b'},      {"policy", required_argument, nullptr, 'p'},
-        {"pages", required_argument, nullptr, o_pages},  {"stores", required_argument, nullptr, o_stores}, {"reps", required_argument, nullptr, 'r'},
+        {"pages", required_argument, nullptr, o_pages},  {"stores", required_argument, nullptr, o_stores}, {"arrays", required_argument, nullptr, o_arrays}, {"reps", required_argument, nullptr, 'r'},
         {"min-time", required_argument, nullptr, o_min_time}, {"json", required_argument, nullptr, o_json},
         {"csv", required_argument, nullptr, o_csv},     {"peers", no_argument, nullptr, o_peers},
         {"variant", required_argument, nullptr, o_variant}, {"teams", required_argument, nullptr, o_teams},
@@ -187,7 +190,7 @@ std::optional<options> parse(int argc, char** argv) {
         {"quiet", no_argument, nullptr, 'q'},           {"help", no_argument, nullptr, 'h'},
         {"version", no_argument, nullptr, 'V'},         {nullptr, 0, nullptr, 0}};
     options o;
-    bool reps_given = false;
+    bool reps_given = false, arrays_given = false;
     tools::option_parser p("ccnuma-bench", argc, argv, "+:n:t:b:p:r:qhV", longs);
     for (;;) {
         const int c = p.next(usage());
@@ -215,6 +218,13 @@ std::optional<options> parse(int argc, char** argv) {
                 else bad("--pages: \"" + arg + "\" is not base or huge");
                 break;
             case o_stores: o.stores = ccnuma::parse_stores(arg); break;
+            case o_arrays:
+                if (arg == "fresh") o.arrays = arrays_mode::fresh;
+                else if (arg == "kept") o.arrays = arrays_mode::kept;
+                else if (arg == "auto") o.arrays = arrays_mode::automatic;
+                else bad("--arrays: \"" + arg + "\" is not fresh, kept or auto");
+                arrays_given = true;
+                break;
             case 'r':
                 o.reps = static_cast<int>(count("--reps", arg, 1, 1000));
                 reps_given = true;
@@ -295,6 +305,7 @@ std::optional<options> parse(int argc, char** argv) {
     only_for(o.duration.has_value(), takes::duration, "--duration");
     only_for(!o.teams.empty(), takes::teams, "--teams");
     only_for(o.stores.has_value(), takes::stores, "--stores");
+    only_for(arrays_given, takes::arrays, "--arrays");
     if (!reps_given) o.reps = k->reps;
     if (!k->no_bind.empty() && !o.bind.empty()) bad("--bind is not for " + o.kernel + ": " + std::string(k->no_bind));
     if (!k->no_policy.empty() && o.policy) bad("--policy is not for " + o.kernel + ": " + std::string(k->no_policy));

@@ -11,6 +11,10 @@
 
 namespace bench {
 
+/// --arrays: whether each variant's arrays are allocated afresh before every repetition (new
+/// physical frames; harness.hpp's variant::fresh says why) or kept for the whole run.
+enum class arrays_mode { automatic, fresh, kept };
+
 struct options {
     std::string kernel;
     std::vector<std::size_t> sizes;       ///< --n; empty: the kernel's default
@@ -19,6 +23,7 @@ struct options {
     std::optional<ccnuma::policy> policy; ///< --policy for the ccnuma containers
     std::optional<ccnuma::page_kind> pages;   ///< --pages base|huge
     std::optional<ccnuma::stores> stores; ///< placement: --stores regular|streaming|automatic
+    arrays_mode arrays = arrays_mode::automatic;  ///< triad, sum: --arrays fresh|kept|auto
     int reps = 5;  ///< tiers: 11 unless --reps is given, enough pairs for its verdicts
     double min_time = 0.01;  ///< seconds: the shortest timed call, sweeps are batched up to it
     std::string json, csv;

@@ -25,7 +25,7 @@ const std::array<kernel, 12> table{{
     {"triad",
      "a = b + c * d: ccnuma::vector in each store mode against the expert loop's\n"
      "regular and streaming twins (--peers: likwid-bench's triad kernels too)",
-     triad, takes::peers | takes::only, 5, {}, {}},
+     triad, takes::peers | takes::only | takes::arrays, 5, {}, {}},
     {"stream",
      "STREAM copy, scale, add, triad: ccnuma::vector against the expert loops (with\n"
      "STREAM's \"Best Rate MB/s\" table; --peers: likwid-bench copy_* and stream_*)",
@@ -33,7 +33,7 @@ const std::array<kernel, 12> table{{
     {"sum",
      "array summation: ccnuma::sum, seg_array par::reduce and flat std::reduce against\n"
      "the expert omp simd and 4-accumulator sums (--peers: likwid-bench sum_*)",
-     sum, takes::peers, 5, {}, {}},
+     sum, takes::peers | takes::arrays, 5, {}, {}},
     {"placement",
      "the same compiled triad and sum on 9 placements of the arrays, one store mode\n"
      "for all, with the pages' locality: only the placement varies",

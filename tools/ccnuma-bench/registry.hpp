@@ -22,6 +22,7 @@ enum class takes : unsigned {
     teams = 1u << 3,     ///< --teams OxI
     duration = 1u << 4,  ///< --duration S
     stores = 1u << 5,    ///< --stores MODE
+    arrays = 1u << 6,    ///< --arrays fresh|kept|auto
 };
 constexpr takes operator|(takes a, takes b) { return static_cast<takes>(static_cast<unsigned>(a) | static_cast<unsigned>(b)); }
 constexpr bool has(takes set, takes one) { return (static_cast<unsigned>(set) & static_cast<unsigned>(one)) != 0; }

@@ -85,19 +85,6 @@ std::size_t static_owner(std::size_t i, std::size_t n, unsigned threads) {
     return i < r * (q + 1) ? i / (q + 1) : r + (i - r * (q + 1)) / q;
 }
 
-/// The aggregate size of the last level of cache the allowed PUs have (every instance counted),
-/// and one L2's size; 0 where the topology does not say.
-std::pair<std::uint64_t, std::uint64_t> l2_and_llc() {
-    std::uint64_t l2 = 0, llc = 0;
-    unsigned top = 0;
-    for (const auto& c : ccnuma::topology::current().caches()) top = std::max(top, c.level);
-    for (const auto& c : ccnuma::topology::current().caches()) {
-        if (c.level == 2) l2 = l2 ? std::min(l2, c.bytes) : c.bytes;
-        if (c.level == top) llc += c.bytes;
-    }
-    return {l2, llc};
-}
-
 std::string mib(double bytes) {
     char buf[32];
     std::snprintf(buf, sizeof buf, "%.1f MiB", bytes / 1048576.0);
