@@ -44,9 +44,9 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <cstring>
 #include <initializer_list>
 #include <iterator>
-#include <cstring>
 #include <limits>
 #include <new>
 #include <string>
@@ -339,15 +339,16 @@ private:
         if constexpr (detail::streamable<T>) {
             // Bytes that are the objects: one region, in which each thread copies the kept
             // elements of its part of the new partition and fills the rest, as whole ranges
-            // (a memmove and an `omp simd` loop). The two element-by-element regions below ran
-            // scalar at GCC's -O2, each testing every index of the block against its range.
+            // (a memcpy, the two blocks being distinct, and an `omp simd` loop). The two
+            // element-by-element regions of regrow_elements ran scalar at GCC's -O2, each testing
+            // every index of the block against its range.
             // Nothing here throws once the team has started; a bad team size throws before.
             T value{};
             make_new(&value, kept);
             try {
                 detail::parallel_ranges(n, s, {type_name, "resize"}, [p, old = data_, kept, value](std::size_t lo, std::size_t hi) noexcept {
                     const std::size_t k = std::clamp(kept, lo, hi);  // [lo, k) kept, [k, hi) new
-                    if (k > lo) std::memmove(p + lo, old + lo, (k - lo) * sizeof(T));
+                    if (k > lo) std::memcpy(p + lo, old + lo, (k - lo) * sizeof(T));
                     CCNUMA_DETAIL_ELEMENTWISE_SIMD
                     for (std::size_t i = k; i < hi; ++i) p[i] = value;
                 });
