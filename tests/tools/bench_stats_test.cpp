@@ -151,7 +151,9 @@ TEST(BenchHarness, OwnSweepPrecedesEachTimedCallOfTheSameVariant) {
 
 // variant::fresh: once per repetition and variant, before that repetition's untimed sweep (so the
 // timed call runs on the new arrays, warmed by their own sweep), never in the warm-up or the
-// batch calibration; a variant without it (a peer) is called as before.
+// batch calibration; a variant without it (a peer) is called as before. The order is checked
+// with a fixed batch of 5, so a timed call (5) never looks like a sweep (1) whatever the
+// machine's timing; the count again with a calibrated batch.
 TEST(BenchHarness, FreshArraysComeOncePerRepetitionBeforeTheOwnSweep) {
     struct event {
         int variant;
@@ -169,9 +171,9 @@ TEST(BenchHarness, FreshArraysComeOncePerRepetitionBeforeTheOwnSweep) {
                      return 1e-3;
                  }});
     const int rounds = 5;
-    const auto m = bench::measure(v, rounds, 1e-6, 0, bench::start_state::own_sweep);
+    const auto m = bench::measure(v, rounds, 0.0, 5, bench::start_state::own_sweep);
     ASSERT_EQ(m.seconds.size(), v.size());
-    ASSERT_GT(m.batch, 1u) << "the calibration grew the batch, so a timed call differs from a sweep";
+    ASSERT_EQ(m.batch, 5u);
     // Up to the first repetition: the warm-ups and the calibration, no fresh().
     std::size_t first_fresh = 0;
     while (first_fresh < events.size() && events[first_fresh].batch != 0) ++first_fresh;
@@ -196,6 +198,21 @@ TEST(BenchHarness, FreshArraysComeOncePerRepetitionBeforeTheOwnSweep) {
     for (int i = 0; i < 3; ++i) EXPECT_EQ(fresh[static_cast<std::size_t>(i)], rounds) << "variant " << i;
     EXPECT_EQ(fresh[3], 0) << "the peer has no fresh()";
     for (int i = 0; i < 4; ++i) EXPECT_EQ(timed[static_cast<std::size_t>(i)], rounds) << "variant " << i;
+
+    // With the calibration (the first variant's calls grow the batch until one takes 1e-4 s of
+    // its own time), still one fresh() per repetition and variant.
+    for (int i = 0; i < 3; ++i)
+        v[static_cast<std::size_t>(i)].run = [&events, i](std::size_t b) {
+            events.push_back({i, b});
+            return 1e-6 * static_cast<double>(b);  // its own time: 1 us a sweep
+        };
+    events.clear();
+    const auto c = bench::measure(v, rounds, 1e-4, 0, bench::start_state::own_sweep);
+    EXPECT_GE(c.batch, 100u) << "the calibration ran";
+    std::vector<int> fresh_calibrated(v.size(), 0);
+    for (const event& e : events)
+        if (e.batch == 0) ++fresh_calibrated[static_cast<std::size_t>(e.variant)];
+    EXPECT_EQ(fresh_calibrated, (std::vector<int>{rounds, rounds, rounds, 0}));
 }
 
 // tiers' matrix cells: the median's distribution-free 95% interval is [x(k), x(n+1-k)] with the

@@ -48,24 +48,48 @@ def faults_and_notes(binary, n, reps, arrays, tmp):
     return faults, notes[0]
 
 
+def small_thp_always():
+    """Whether THP sizes below 2 MiB (multi-size THP, Linux 6.8+) fault in whole folios here."""
+    base = "/sys/kernel/mm/transparent_hugepage"
+    try:
+        top = open(os.path.join(base, "enabled")).read()
+        sizes = [d for d in os.listdir(base) if d.startswith("hugepages-") and d.endswith("kB")]
+    except OSError:
+        return False
+    for d in sizes:
+        if int(d[len("hugepages-"):-2]) >= 2048:
+            continue
+        try:
+            mode = open(os.path.join(base, d, "enabled")).read()
+        except OSError:
+            continue
+        if "[always]" in mode or ("[inherit]" in mode and "[always]" in top):
+            return True
+    return False
+
+
 def item2(binary):
-    # 200,000 doubles: 1.6 MB, 391 pages per array. sum's five variants: the two expert loops each
-    # make the 4 raw arrays anew, ccnuma::sum its vector, par::reduce and std::reduce the seg_array:
-    # 11 arrays per repetition that --arrays kept makes once.
+    # 200,000 doubles: 1.6 MB, 390 pages per array, below 2 MiB so that no 2 MiB THP can back a
+    # whole one. sum's five variants: the two expert loops each make their array anew, ccnuma::sum
+    # its vector, par::reduce and std::reduce the seg_array: 5 arrays per repetition that
+    # --arrays kept makes once.
     n, reps, pages = 200000, 7, 200000 * 8 // 4096
     with tempfile.TemporaryDirectory() as tmp:
         kept, kept_note = faults_and_notes(binary, n, reps, "kept", tmp)
         fresh, fresh_note = faults_and_notes(binary, n, reps, "fresh", tmp)
         _, auto_note = faults_and_notes(binary, n, 2, "auto", tmp)
-    i23.check("at no n; allocated once and kept at n = 200000 (--arrays kept)" in kept_note, "kept: %r" % kept_note)
-    i23.check("anew before every repetition (new physical frames) at n = 200000 (--arrays fresh)" in fresh_note, "fresh: %r" % fresh_note)
+    i23.check("at no n; allocated once and kept at n = 200000 (--arrays kept;" in kept_note, "kept: %r" % kept_note)
+    i23.check("anew before every repetition at n = 200000 (--arrays fresh;" in fresh_note, "fresh: %r" % fresh_note)
     i23.check("--arrays auto" in auto_note, "auto: %r" % auto_note)
     # Each new array is faulted in page by page (malloc's blocks from 128 KiB up are new mappings,
-    # not its heap's recycled pages); allow 10% for pages the kernel mapped in larger units.
-    expected = reps * 11 * pages
-    i23.check(fresh - kept >= 0.9 * expected,
-              "Issue35_2: --arrays fresh took %d page faults, kept %d: %d more, expected about %d (%d repetitions x 11 "
-              "arrays x %d pages)" % (fresh, kept, fresh - kept, expected, reps, pages))
+    # not its heap's recycled pages): 13,685 here, and 12,738 with glibc's sliding threshold left
+    # alone (0.93 of the expected). Where THP sizes below 2 MiB fault in whole folios, at least
+    # one fault per new array.
+    expected = reps * 5 * pages
+    least = reps * 5 if small_thp_always() else 0.97 * expected
+    i23.check(fresh - kept >= least,
+              "Issue35_2: --arrays fresh took %d page faults, kept %d: %d more, expected about %d (%d repetitions x 5 "
+              "arrays x %d pages), at least %d" % (fresh, kept, fresh - kept, expected, reps, pages, least))
     print("ok: Issue35_2 --arrays fresh %d page faults, kept %d (%d more; %d expected); notes: %s" %
           (fresh, kept, fresh - kept, expected, auto_note))
 

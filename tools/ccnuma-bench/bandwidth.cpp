@@ -54,18 +54,21 @@ double triad_expected(std::size_t i) { return value(i, 1) + value(i, 2) * value(
 /// parallel with the kernels' own schedule, one array per loop as ccnuma::vector constructs its
 /// arrays: the expert's arrays and the library's are then placed by the same pattern of first
 /// touches, and a difference between their loops is the loops'.
+/// One expert array: value(i, which), or 0 for which == 0, each page first written by the
+/// thread whose static block holds it.
+raw_doubles raw_values(std::size_t n, int which) {
+    raw_doubles a = make_raw_doubles(n);
+    double* p = a.get();
+#pragma omp parallel for schedule(static)
+    for (std::size_t i = 0; i < n; ++i) p[i] = which == 0 ? 0.0 : value(i, which);
+    return a;
+}
+
 struct raw_arrays {
     std::size_t n;
     raw_doubles a, b, c, d;
     explicit raw_arrays(std::size_t size)
-        : n(size), a(make_raw_doubles(size)), b(make_raw_doubles(size)), c(make_raw_doubles(size)), d(make_raw_doubles(size)) {
-        double* arrays[4] = {a.get(), b.get(), c.get(), d.get()};
-        for (int k = 0; k < 4; ++k) {
-            double* p = arrays[k];
-#pragma omp parallel for schedule(static)
-            for (std::size_t i = 0; i < size; ++i) p[i] = k == 0 ? 0.0 : value(i, k);
-        }
-    }
+        : n(size), a(raw_values(size, 0)), b(raw_values(size, 1)), c(raw_values(size, 2)), d(raw_values(size, 3)) {}
 };
 
 struct vec_arrays {
@@ -443,19 +446,20 @@ void sum(const options& o, report& out) {
     for (unsigned t : team_sizes(o)) {
         use_threads(t);
         for (std::size_t n : sizes) {
-            // The expert's arrays (4, one read), the vector and the seg_array; each variant reads one.
+            // The expert's array, the vector and the seg_array, one each; a variant's new one is
+            // made before its old one goes.
             const bool fresh = fresh_arrays(o, 8.0 * static_cast<double>(n));
-            need_memory("sum", fresh ? 12 : 6, n);
+            need_memory("sum", fresh ? 4 : 3, n);
             out.progress("sum: n = " + std::to_string(n) + ", " + thr(t));
-            raw_arrays r(n);
+            raw_doubles rb = raw_values(n, 1);
             cvec vb(n, [](std::size_t i) { return value(i, 1); }, policy);
             seg_t sb(n, [](std::size_t i) { return value(i, 1); });
             double expected = 0;
             for (std::size_t i = 0; i < n; ++i) expected += value(i, 1);
             std::vector<double> got(6, 0.0);
             std::vector<variant> v{
-                timed("expert omp simd reduction", [&](std::size_t k) { got[0] = expert::sum_simd(r.b.get(), n, k); }),
-                timed("expert 4-accumulator vector sum", [&](std::size_t k) { got[1] = expert::sum_unrolled(r.b.get(), n, k); }),
+                timed("expert omp simd reduction", [&](std::size_t k) { got[0] = expert::sum_simd(rb.get(), n, k); }),
+                timed("expert 4-accumulator vector sum", [&](std::size_t k) { got[1] = expert::sum_unrolled(rb.get(), n, k); }),
                 timed("ccnuma::sum(ccnuma::vector)", [&](std::size_t k) {
                     for (std::size_t s = 0; s < k; ++s) {
                         got[2] = ccnuma::sum(vb);
@@ -467,7 +471,7 @@ void sum(const options& o, report& out) {
             std::vector<row_role> roles{{true, {}}, {true, {}}, {false, {}}, {false, {}}, {false, {}}};
             constexpr std::size_t own = 5;
             if (fresh) {
-                for (std::size_t k = 0; k < 2; ++k) v[k].fresh = [&] { r = raw_arrays(n); };
+                for (std::size_t k = 0; k < 2; ++k) v[k].fresh = [&] { rb = raw_values(n, 1); };
                 v[2].fresh = [&] { vb = cvec(n, [](std::size_t i) { return value(i, 1); }, policy); };
                 for (std::size_t k = 3; k < own; ++k) v[k].fresh = [&] { sb = seg_t(n, [](std::size_t i) { return value(i, 1); }); };
             }

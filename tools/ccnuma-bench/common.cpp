@@ -68,10 +68,12 @@ std::string arrays_note(const options& o, const std::string& kernel, const std::
     const char* rule = o.arrays == arrays_mode::fresh  ? "--arrays fresh"
                        : o.arrays == arrays_mode::kept ? "--arrays kept"
                                                        : "--arrays auto: anew up to twice the LLC";
-    std::string line = kernel + ": each variant's arrays allocated anew before every repetition (new physical frames)";
+    std::string line = kernel + ": each variant's arrays allocated anew before every repetition";
     line += fresh.empty() ? " at no n" : " at n = " + fresh;
     if (!kept.empty()) line += "; allocated once and kept at n = " + kept;
-    return line + " (" + rule + ")";
+    line += std::string(" (") + rule + "; from 128 KiB up a new allocation is a new mapping, whose frames the kernel draws again";
+    if (o.peers) line += "; likwid-bench allocates anew in every call";
+    return line + ")";
 }
 
 std::vector<std::size_t> sizes_or(const options& o, std::vector<std::size_t> fallback) {

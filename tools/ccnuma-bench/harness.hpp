@@ -39,9 +39,11 @@ inline stats summarize(std::vector<double> v) {
 /// have the harness time it with the wall clock (a peer program reports its own time).
 /// setup(), if set, runs before every timed call, untimed (binding a team, say).
 /// fresh(), if set, gives the variant new arrays once per repetition, untimed, before the
-/// repetition's untimed sweep: new allocations, so new physical frames. L2 and L3 are indexed
-/// by physical address, and one draw of frames can put more of an array into the same sets
-/// than another: eight identical arrays that filled most of an L2 summed 1.04x to 1.12x apart
+/// repetition's untimed sweep (meant with start_state::own_sweep, so that the timed call does
+/// not run on arrays only their construction touched): new allocations, from 128 KiB up new
+/// mappings whose frames the kernel draws again (main.cpp fixes glibc's threshold). L2 and L3
+/// are indexed by physical address, and one draw of frames can put more of an array into the
+/// same sets than another: eight identical arrays that filled most of an L2 summed 1.04x to 1.12x apart
 /// on this project's AMD VM (bench/frames_spread), and one binary's sum of 1.6 MB read 0.99 and
 /// 0.66 of the expert's in two runs on a Xeon with a 2 MiB L2 (docs/tools/ccnuma-bench.md).
 /// An array kept for the whole run keeps its draw, and a ratio between two variants is then

@@ -108,7 +108,9 @@ int main(int argc, char** argv) try {
     const bench::options& o = *parsed;
     // Blocks from 128 KiB up come from mmap and go back to the kernel when freed. glibc would
     // otherwise raise this threshold after the first such free and serve the next arrays from
-    // its heap, the same pages every time, and --arrays fresh would draw no new frames.
+    // its heap, the same pages every time, and --arrays fresh would draw no new frames; every
+    // kernel's large arrays are new mappings, placed by their own first touch. zero-page sets a
+    // lower threshold of its own (its callocs from 64 KiB up must be fresh mappings).
     mallopt(M_MMAP_THRESHOLD, 128 * 1024);
     // Small N gives each thread less than a page, which the placement diagnostic would report
     // once per size; in a sweep over sizes that is expected, not news.

@@ -145,8 +145,9 @@ options:
       --stores MODE    placement: regular, streaming or automatic (default: automatic, decided
                        once per N as ccnuma::stores::automatic would, the same for every variant)
       --arrays WHEN    triad, sum: fresh (every variant's arrays allocated anew before each
-                       repetition: new physical frames), kept (allocated once per N), or auto
-                       (default: fresh while one variant's arrays fit in twice the LLC)
+                       repetition, so the frames are drawn again), kept (allocated once per N), or
+                       auto (default: fresh while one variant's arrays fit in twice the total of
+                       the last-level caches)
   -r, --reps R         repetitions; min, median and max are over them (default 5)
       --min-time S     shortest timed call in seconds; sweeps are batched up to it (default 0.01)
       --json FILE      results as Google Benchmark JSON (context, benchmarks, aggregates)
