@@ -50,10 +50,6 @@ __attribute__((noinline)) void triad_expr(cvec& a, const cvec& b, const cvec& c,
 
 double triad_expected(std::size_t i) { return value(i, 1) + value(i, 2) * value(i, 3); }
 
-/// Raw arrays, default-initialized (no page touched), 64-byte aligned, first-touched in
-/// parallel with the kernels' own schedule, one array per loop as ccnuma::vector constructs its
-/// arrays: the expert's arrays and the library's are then placed by the same pattern of first
-/// touches, and a difference between their loops is the loops'.
 /// One expert array: value(i, which), or 0 for which == 0, each page first written by the
 /// thread whose static block holds it.
 raw_doubles raw_values(std::size_t n, int which) {
@@ -64,6 +60,10 @@ raw_doubles raw_values(std::size_t n, int which) {
     return a;
 }
 
+/// Raw arrays, default-initialized (no page touched), 64-byte aligned, first-touched in
+/// parallel with the kernels' own schedule, one array per loop as ccnuma::vector constructs its
+/// arrays: the expert's arrays and the library's are then placed by the same pattern of first
+/// touches, and a difference between their loops is the loops'.
 struct raw_arrays {
     std::size_t n;
     raw_doubles a, b, c, d;
