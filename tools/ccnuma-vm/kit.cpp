@@ -1,5 +1,6 @@
 #include "kit.hpp"
 
+#include "kernel_image.hpp"
 #include "process.hpp"
 
 #include <fcntl.h>
@@ -69,6 +70,61 @@ std::string ensure_qemu(apt& a, bool progress) {
     qemu = find_in_path("qemu-system-x86_64");
     if (qemu.empty()) throw failure(exit_setup, "qemu-system-x86 is installed but qemu-system-x86_64 is not in PATH");
     return qemu;
+}
+
+// The decompressor a bzImage's payload needs, installed like QEMU when it is missing and we are
+// root; "" (and `why`) when it cannot be had, and the compressed kernel is booted instead.
+std::string ensure_decompressor(apt& a, bool progress, const bzimage_payload& p, std::string& why) {
+    std::string program = find_in_path(p.program);
+    if (!program.empty()) return program;
+    if (::geteuid() != 0) {
+        why = p.program + " is not installed (apt-get install " + p.package + ")";
+        return {};
+    }
+    note(progress, "installing " + p.package + " from Debian's packages");
+    const captured r = a.run({"apt-get", "install", "-y", "-qq", "--no-install-recommends", p.package});
+    program = find_in_path(p.program);
+    if (program.empty()) why = "apt-get install " + p.package + " failed: " + last_line(r.err);
+    return program;
+}
+
+// Sets k.boot_kernel: the cached ELF image with a PVH entry, made on the first run from the
+// bzImage (kernel_image.hpp), or the bzImage itself with the reason in k.boot_note. A kernel
+// that cannot give one (no PVH note, a payload that does not read) is recorded in
+// vmlinux.none, so later runs do not decompress it again; a missing decompressor is not, so
+// installing it is enough.
+void prepare_boot_kernel(apt& a, bool progress, const fs::path& kdir, kit& k) {
+    const fs::path pvh = kdir / "vmlinux", none = kdir / "vmlinux.none";
+    k.boot_kernel = k.kernel;
+    if (fs::exists(pvh)) {
+        k.boot_kernel = pvh.string();
+        return;
+    }
+    if (fs::exists(none)) {
+        k.boot_note = read_file(none.string());
+        while (!k.boot_note.empty() && k.boot_note.back() == '\n') k.boot_note.pop_back();
+        note(progress, "booting the compressed kernel: " + k.boot_note);
+        return;
+    }
+    bzimage_payload p;
+    std::string why;
+    bool lasting = true;
+    if (find_payload(k.kernel, p, why)) {
+        const std::string program = ensure_decompressor(a, progress, p, why);
+        if (program.empty()) {
+            lasting = false;
+        } else {
+            note(progress, "decompressing " + k.kernel + " into " + pvh.string() + " for a direct (PVH) boot");
+            why = extract_pvh_kernel(k.kernel, p, program, pvh.string());
+        }
+    }
+    if (why.empty()) {
+        k.boot_kernel = pvh.string();
+        return;
+    }
+    k.boot_note = why;
+    if (lasting) std::ofstream(none) << why << '\n';
+    note(progress, "booting the compressed kernel: " + why);
 }
 
 // Downloads a package into `work` (no root needed) and unpacks it into work/root.
@@ -187,6 +243,7 @@ kit prepare_kit(bool progress) {
     }
     k.kernel_package = read_file((kdir / "package").string());
     while (!k.kernel_package.empty() && k.kernel_package.back() == '\n') k.kernel_package.pop_back();
+    prepare_boot_kernel(a, progress, kdir, k);
     return k;
 }
 

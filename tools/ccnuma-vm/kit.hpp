@@ -11,6 +11,8 @@ struct kit {
     std::string cache_dir;
     std::string qemu;            ///< qemu-system-x86_64
     std::string kernel;          ///< vmlinuz in the cache
+    std::string boot_kernel;     ///< what QEMU boots: kernel/vmlinux (PVH entry), else `kernel`
+    std::string boot_note;       ///< why `kernel` is booted, when it is (kernel_image.hpp)
     std::string kernel_package;  ///< e.g. linux-image-6.12.117+deb12-cloud-amd64 6.12.117-1~deb12u1
     std::string busybox;         ///< static busybox in the cache
 };

@@ -52,8 +52,10 @@ int run(int argc, char** argv) {
     request& r = o.req;
     if (o.setup) {
         const kit k = prepare_kit(true);
-        std::printf("cache   %s\nqemu    %s\nkernel  %s (%s)\nbusybox %s\nkvm     %s\n", k.cache_dir.c_str(),
-                    k.qemu.c_str(), k.kernel.c_str(), k.kernel_package.c_str(), k.busybox.c_str(),
+        const std::string boot = k.boot_note.empty() ? k.boot_kernel + " (PVH entry)"
+                                                     : k.boot_kernel + " (compressed: " + k.boot_note + ")";
+        std::printf("cache   %s\nqemu    %s\nkernel  %s (%s)\nboot    %s\nbusybox %s\nkvm     %s\n", k.cache_dir.c_str(),
+                    k.qemu.c_str(), k.kernel.c_str(), k.kernel_package.c_str(), boot.c_str(), k.busybox.c_str(),
                     kvm_usable(k, true) ? "usable" : "not usable, TCG is used");
         return 0;
     }

@@ -1,0 +1,224 @@
+// ccnuma-vm's boot kernel (tools/ccnuma-vm/kernel_image.hpp): the ELF image with a PVH entry that
+// it decompresses from the cached bzImage, or the bzImage itself with the reason. Each test
+// builds a bzImage around a synthetic ELF in a cache of its own, with a fake QEMU first on PATH,
+// and reads `ccnuma-vm --setup`: nothing boots, so these run in every build.
+
+#include "../support/run.hpp"
+
+#include <elf.h>
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+namespace {
+
+namespace fs = std::filesystem;
+using test_support::quote;
+using test_support::run;
+using test_support::slurp;
+
+const std::string vm = CCNUMA_VM;
+
+void put(std::string& b, std::size_t at, std::uint64_t v, std::size_t bytes) {
+    for (std::size_t i = 0; i < bytes; ++i) b[at + i] = static_cast<char>((v >> (8 * i)) & 0xff);
+}
+
+// A 64-bit ELF header, one PT_NOTE segment holding a note (name, type), and `tail` bytes after
+// it, as the relocations that follow a real kernel's ELF image in its payload.
+std::string elf_with_note(const std::string& name, std::uint32_t type, std::size_t tail = 3000) {
+    std::string note(sizeof(Elf64_Nhdr), '\0');
+    Elf64_Nhdr nh{static_cast<Elf64_Word>(name.size() + 1), 4, type};
+    std::memcpy(note.data(), &nh, sizeof nh);
+    note += name;
+    note.append(((name.size() + 1 + 3) & ~std::size_t{3}) - name.size(), '\0');
+    note.append("\x00\x00\x00\x01", 4);
+    Elf64_Ehdr eh{};
+    std::memcpy(eh.e_ident, ELFMAG, SELFMAG);
+    eh.e_ident[EI_CLASS] = ELFCLASS64;
+    eh.e_ident[EI_DATA] = ELFDATA2LSB;
+    eh.e_ident[EI_VERSION] = EV_CURRENT;
+    eh.e_type = ET_EXEC;
+    eh.e_machine = EM_X86_64;
+    eh.e_version = EV_CURRENT;
+    eh.e_phoff = sizeof eh;
+    eh.e_ehsize = sizeof eh;
+    eh.e_phentsize = sizeof(Elf64_Phdr);
+    eh.e_phnum = 1;
+    Elf64_Phdr ph{};
+    ph.p_type = PT_NOTE;
+    ph.p_offset = sizeof eh + sizeof ph;
+    ph.p_filesz = note.size();
+    std::string elf(reinterpret_cast<const char*>(&eh), sizeof eh);
+    elf.append(reinterpret_cast<const char*>(&ph), sizeof ph);
+    elf += note;
+    for (std::size_t i = 0; i < tail; ++i) elf.push_back(static_cast<char>(i * 7 + 1));
+    return elf;
+}
+
+std::string pvh_elf() { return elf_with_note("Xen", 18); }
+
+// A cache with a busybox, a kernel package line and `bzimage` as its vmlinuz, and a fake QEMU.
+struct cache {
+    fs::path root, dir, bin;
+    cache(const std::string& name, const std::string& bzimage) {
+        root = fs::path(::testing::TempDir()) / ("ccnuma_vm_kernel_" + name + "_" + std::to_string(::getpid()));
+        fs::remove_all(root);
+        dir = root / "cache";
+        bin = root / "bin";
+        fs::create_directories(dir / "kernel");
+        fs::create_directories(bin);
+        std::ofstream(dir / "busybox") << "not run\n";
+        std::ofstream(dir / "kernel" / "package") << "linux-image-test 1.0\n";
+        std::ofstream(dir / "kernel" / "vmlinuz", std::ios::binary) << bzimage;
+        std::ofstream(bin / "qemu-system-x86_64") << "#!/bin/sh\nexit 1\n";
+        fs::permissions(bin / "qemu-system-x86_64", fs::perms::owner_all);
+    }
+    ~cache() {
+        std::error_code ec;
+        fs::remove_all(root, ec);
+    }
+    test_support::result setup() const {
+        return run("CCNUMA_VM_CACHE=" + quote(dir.string()) + " PATH=" + quote(bin.string()) + ":\"$PATH\" " + quote(vm) +
+                   " --setup");
+    }
+    std::string boot_line(const test_support::result& r) const {
+        const auto at = r.out.find("\nboot    ");
+        return at == std::string::npos ? std::string() : r.out.substr(at + 9, r.out.find('\n', at + 1) - at - 9);
+    }
+    std::vector<std::string> kernel_files() const {
+        std::vector<std::string> v;
+        for (const auto& e : fs::directory_iterator(dir / "kernel")) v.push_back(e.path().filename().string());
+        std::sort(v.begin(), v.end());
+        return v;
+    }
+};
+
+// `data` compressed by `program` (zstd, xz, gzip), as the kernel's build does.
+std::string compress(const std::string& program, const std::string& data) {
+    const fs::path in = fs::path(::testing::TempDir()) / ("ccnuma_vm_kernel_" + std::to_string(::getpid()) + ".in");
+    std::ofstream(in, std::ios::binary) << data;
+    const auto r = run(program + " -c -q " + quote(in.string()));
+    fs::remove(in);
+    EXPECT_EQ(r.status, 0) << program << ": " << r.err;
+    return r.out;
+}
+
+// A bzImage of boot protocol `version` whose payload is `compressed`, followed by a 4-byte
+// little-endian size trailer when `trailer` is not 0 (zstd and xz), as mkpiggy lays it out.
+std::string bzimage(const std::string& compressed, std::uint32_t trailer, std::uint16_t version = 0x020f,
+                    std::uint32_t length_override = 0) {
+    const std::size_t setup_sects = 3, payload_offset = 0x140;
+    std::string b((setup_sects + 1) * 512 + payload_offset, '\0');
+    b[0x1f1] = static_cast<char>(setup_sects);
+    put(b, 0x1fe, 0xaa55, 2);
+    b.replace(0x202, 4, "HdrS");
+    put(b, 0x206, version, 2);
+    const std::size_t length = compressed.size() + (trailer ? 4 : 0);
+    put(b, 0x248, payload_offset, 4);
+    put(b, 0x24c, length_override ? length_override : length, 4);
+    b += compressed;
+    if (trailer) {
+        std::string t(4, '\0');
+        put(t, 0, trailer, 4);
+        b += t;
+    }
+    b.append(512, '\x90');
+    return b;
+}
+
+void expect_pvh(const std::string& program) {
+    const std::string elf = pvh_elf();
+    const cache c(program, bzimage(compress(program, elf), program == "gzip" ? 0 : static_cast<std::uint32_t>(elf.size())));
+    const auto r = c.setup();
+    ASSERT_EQ(r.status, 0) << r.err;
+    EXPECT_EQ(c.boot_line(r), (c.dir / "kernel" / "vmlinux").string() + " (PVH entry)") << r.out;
+    EXPECT_NE(r.err.find("decompressing"), std::string::npos) << r.err;
+    EXPECT_EQ(slurp((c.dir / "kernel" / "vmlinux").string()), elf) << "the cached ELF is not the payload";
+    EXPECT_EQ(c.kernel_files(), (std::vector<std::string>{"package", "vmlinux", "vmlinuz"})) << "a temporary file was left";
+    // The next run takes the cached image as it is.
+    const auto again = c.setup();
+    EXPECT_EQ(c.boot_line(again), (c.dir / "kernel" / "vmlinux").string() + " (PVH entry)");
+    EXPECT_EQ(again.err.find("decompressing"), std::string::npos) << again.err;
+}
+
+TEST(VmKernel, ZstdPayloadWithAPvhNoteIsBootedAsItsElfImage) { expect_pvh("zstd"); }
+TEST(VmKernel, XzPayloadWithAPvhNoteIsBootedAsItsElfImage) { expect_pvh("xz"); }
+TEST(VmKernel, GzipPayloadWithAPvhNoteIsBootedAsItsElfImage) { expect_pvh("gzip"); }
+
+// The bzImage is booted, the reason is said, and the cache remembers it: the next run neither
+// decompresses again nor says anything else.
+void expect_compressed(const cache& c, const std::string& reason) {
+    const auto r = c.setup();
+    ASSERT_EQ(r.status, 0) << r.err;
+    const std::string line = c.boot_line(r);
+    EXPECT_EQ(line.rfind((c.dir / "kernel" / "vmlinuz").string() + " (compressed: ", 0), 0u) << r.out;
+    EXPECT_NE(line.find(reason), std::string::npos) << line;
+    EXPECT_NE(r.err.find("booting the compressed kernel: "), std::string::npos) << r.err;
+    EXPECT_FALSE(fs::exists(c.dir / "kernel" / "vmlinux"));
+    EXPECT_EQ(c.kernel_files(), (std::vector<std::string>{"package", "vmlinux.none", "vmlinuz"})) << "a temporary file was left";
+    const auto again = c.setup();
+    EXPECT_EQ(c.boot_line(again), line);
+    EXPECT_EQ(again.err.find("decompressing"), std::string::npos) << again.err;
+}
+
+TEST(VmKernel, AnElfWithoutThePvhNoteBootsTheBzImage) {
+    const std::string elf = elf_with_note("Xen", 17);  // another Xen note, not the entry point
+    const cache c("nopvh", bzimage(compress("zstd", elf), static_cast<std::uint32_t>(elf.size())));
+    expect_compressed(c, "has no PVH entry note");
+}
+
+TEST(VmKernel, ANoteOfAnotherOwnerIsNotThePvhEntry) {
+    const std::string elf = elf_with_note("GNU", 18);
+    const cache c("gnu", bzimage(compress("zstd", elf), static_cast<std::uint32_t>(elf.size())));
+    expect_compressed(c, "has no PVH entry note");
+}
+
+TEST(VmKernel, ASizeOtherThanTheTrailerSaysIsRefused) {
+    const std::string elf = pvh_elf();
+    const cache c("size", bzimage(compress("zstd", elf), static_cast<std::uint32_t>(elf.size() + 1)));
+    expect_compressed(c, "decompressed to " + std::to_string(elf.size()) + " bytes, where its trailer names " +
+                             std::to_string(elf.size() + 1));
+}
+
+TEST(VmKernel, ACorruptPayloadIsReportedByItsDecompressor) {
+    std::string z = compress("zstd", pvh_elf());
+    z.resize(z.size() / 2);  // a truncated frame
+    const cache c("corrupt", bzimage(z, 1000));
+    expect_compressed(c, "zstd could not decompress the payload of ");
+}
+
+TEST(VmKernel, AFileWithoutASetupHeaderIsNotABzImage) {
+    const cache c("plain", std::string(4096, 'x'));
+    expect_compressed(c, "has no bzImage setup header");
+}
+
+TEST(VmKernel, AShortFileIsNotABzImage) {
+    const cache c("short", "MZ");
+    expect_compressed(c, "is too short for a bzImage setup header");
+}
+
+TEST(VmKernel, AnOldBootProtocolDoesNotLocateItsPayload) {
+    const std::string elf = pvh_elf();
+    const cache c("old", bzimage(compress("zstd", elf), static_cast<std::uint32_t>(elf.size()), 0x0206));
+    expect_compressed(c, "uses boot protocol 2.06");
+}
+
+TEST(VmKernel, APayloadBeyondTheFileIsRefused) {
+    const std::string elf = pvh_elf();
+    const cache c("beyond", bzimage(compress("zstd", elf), static_cast<std::uint32_t>(elf.size()), 0x020f, 0x7fffffff));
+    expect_compressed(c, "does not lie inside the file");
+}
+
+TEST(VmKernel, AnUnknownCompressionIsNamed) {
+    const cache c("lz4", bzimage(std::string("\x02\x21\x4c\x18", 4) + std::string(64, 'z'), 1000));
+    expect_compressed(c, "in a compression ccnuma-vm does not decompress (zstd, xz and gzip it does)");
+}
+
+}  // namespace
