@@ -304,23 +304,31 @@ void stream(const options& o, report& out) {
     // Triad; it has no scale or add of doubles.
     std::vector<std::string> peer_copy, peer_triad;
     if (o.peers) peer_copy = peers::likwid_kernels("copy", o.peer_timeout.value_or(0)), peer_triad = peers::likwid_kernels("stream", o.peer_timeout.value_or(0));
+    const auto sizes = sizes_or(o, {10000000});
     for (unsigned t : team_sizes(o)) {
         use_threads(t);
-        for (std::size_t n : sizes_or(o, {10000000})) {
-            need_memory("stream", 8, n);
+        for (std::size_t n : sizes) {
+            // One variant's set of arrays is four, as the triad's (the expert's and the
+            // vector's each hold a, b, c, d).
+            const bool fresh = fresh_arrays(o, 32.0 * static_cast<double>(n));
+            need_memory("stream", fresh ? 12 : 8, n);  // a new set is made before the old one goes
             out.progress("stream: n = " + std::to_string(n) + ", " + thr(t));
             raw_arrays r(n);  // its b and c are STREAM's inputs a and b (values 1 and 2)
             cvec a(n, [](std::size_t i) { return value(i, 1); }, policy), b(n, [](std::size_t i) { return value(i, 2); }, policy),
                 c(n, policy), d(n, policy);
-            double *ra = r.b.get(), *rb = r.c.get(), *rc = r.a.get(), *rd = r.d.get();
+            // The expert's arrays by name, read at each call: --arrays fresh replaces r.
+            const auto ra = [&r] { return r.b.get(); };
+            const auto rb = [&r] { return r.c.get(); };
+            const auto rc = [&r] { return r.a.get(); };
+            const auto rd = [&r] { return r.d.get(); };
             // Each kernel reads a and b and writes c or d, so that every kernel gives the same
             // result whatever ran before it (the harness interleaves them).
             auto hand = [&](int kernel, expert::stores s) -> std::function<void(std::size_t)> {
                 switch (kernel) {
-                    case 0: return [=](std::size_t k) { expert::copy(rc, ra, n, k, s); };
-                    case 1: return [=](std::size_t k) { expert::scale(rd, ra, stream_scalar, n, k, s); };
-                    case 2: return [=](std::size_t k) { expert::add(rc, ra, rb, n, k, s); };
-                    default: return [=](std::size_t k) { expert::triad3(rd, ra, rb, stream_scalar, n, k, s); };
+                    case 0: return [=](std::size_t k) { expert::copy(rc(), ra(), n, k, s); };
+                    case 1: return [=](std::size_t k) { expert::scale(rd(), ra(), stream_scalar, n, k, s); };
+                    case 2: return [=](std::size_t k) { expert::add(rc(), ra(), rb(), n, k, s); };
+                    default: return [=](std::size_t k) { expert::triad3(rd(), ra(), rb(), stream_scalar, n, k, s); };
                 }
             };
             std::vector<std::function<void(std::size_t)>> vec{
@@ -343,6 +351,15 @@ void stream(const options& o, report& out) {
                 v.push_back(timed(std::string(names[k]) + ", ccnuma::vector", vec[idx]));
                 // copy and scale read one array, add and triad two (STREAM's kernels).
                 roles.push_back({false, automatic_streams(n, k < 2 ? 1u : 2u)});
+                if (fresh) {  // likwid-bench allocates anew in every call anyway
+                    v[v.size() - 3].fresh = v[v.size() - 2].fresh = [&] { r = raw_arrays(n); };
+                    v.back().fresh = [&] {
+                        a = cvec(n, [](std::size_t i) { return value(i, 1); }, policy);
+                        b = cvec(n, [](std::size_t i) { return value(i, 2); }, policy);
+                        c = cvec(n, policy);
+                        d = cvec(n, policy);
+                    };
+                }
                 const auto& peer = k == 0 ? peer_copy : k == 3 ? peer_triad : std::vector<std::string>{};
                 peer_n[idx].assign(peer.size(), n);
                 for (std::size_t p = 0; p < peer.size(); ++p) {
@@ -356,10 +373,11 @@ void stream(const options& o, report& out) {
             for (int k = 0; k < 4; ++k) {
                 const bool to_c = k == 0 || k == 2;
                 for (expert::stores s : {expert::stores::regular, expert::stores::streaming}) {
-                    std::fill(to_c ? rc : rd, (to_c ? rc : rd) + n, -1.0);
+                    double* out_array = to_c ? rc() : rd();
+                    std::fill(out_array, out_array + n, -1.0);
                     hand(k, s)(1);
                     check_close("stream " + std::string(names[k]) + " expert loop (" + expert::to_string(s) + " stores): ",
-                                to_c ? rc : rd, n, expect[k]);
+                                out_array, n, expect[k]);
                 }
                 std::fill((to_c ? c : d).begin(), (to_c ? c : d).end(), -1.0);
                 vec[static_cast<std::size_t>(k)](1);
@@ -399,6 +417,7 @@ void stream(const options& o, report& out) {
             std::fflush(stdout);
         }
     }
+    out.note(arrays_note(o, "stream", sizes, 32));
 }
 
 // ---- sum -----------------------------------------------------------------------------------

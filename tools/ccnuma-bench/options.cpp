@@ -144,7 +144,7 @@ options:
       --pages base|huge  page size of the ccnuma containers (huge: transparent 2 MiB pages)
       --stores MODE    placement: regular, streaming or automatic (default: automatic, decided
                        once per N as ccnuma::stores::automatic would, the same for every variant)
-      --arrays WHEN    triad, sum: fresh (every variant's arrays allocated anew before each
+      --arrays WHEN    triad, sum, stream: fresh (every variant's arrays allocated anew before each
                        repetition, so the frames are drawn again), kept (allocated once per N), or
                        auto (default: fresh while one variant's arrays fit in twice the total of
                        the last-level caches)

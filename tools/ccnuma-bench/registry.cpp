@@ -29,7 +29,7 @@ const std::array<kernel, 12> table{{
     {"stream",
      "STREAM copy, scale, add, triad: ccnuma::vector against the expert loops (with\n"
      "STREAM's \"Best Rate MB/s\" table; --peers: likwid-bench copy_* and stream_*)",
-     stream, takes::peers, 5, {}, {}},
+     stream, takes::peers | takes::arrays, 5, {}, {}},
     {"sum",
      "array summation: ccnuma::sum, seg_array par::reduce and flat std::reduce against\n"
      "the expert omp simd and 4-accumulator sums (--peers: likwid-bench sum_*)",
