@@ -12,6 +12,7 @@
 #include <cstring>
 #include <fstream>
 #include <string_view>
+#include <utility>
 
 namespace tools::vm {
 
@@ -73,35 +74,37 @@ bool write_new(const std::string& path, std::string_view bytes, std::string& why
 
 }  // namespace
 
-bool find_payload(const std::string& path, bzimage_payload& payload, std::string& why) {
+bool find_payload(const std::string& path, bzimage_payload& payload, no_pvh_kernel& why) {
+    const auto lasting = [&](std::string reason) {
+        why = {std::move(reason), true};
+        return false;
+    };
     std::ifstream in(path, std::ios::binary);
+    if (!in) {
+        why = {"cannot open " + path + ": " + std::strerror(errno), false};
+        return false;
+    }
     std::string head(payload_length_at + 4, '\0');
-    if (!in.read(head.data(), static_cast<std::streamsize>(head.size()))) {
-        why = path + " is too short for a bzImage setup header";
-        return false;
-    }
-    if (head.compare(header_magic_at, 4, "HdrS") != 0) {
-        why = path + " has no bzImage setup header (no \"HdrS\" at 0x202)";
-        return false;
-    }
+    if (!in.read(head.data(), static_cast<std::streamsize>(head.size())))
+        return lasting(path + " is too short for a bzImage setup header");
+    if (head.compare(header_magic_at, 4, "HdrS") != 0)
+        return lasting(path + " has no bzImage setup header (no \"HdrS\" at 0x202)");
     const auto version = static_cast<std::uint16_t>(le(head, version_at, 2));
     if (version < first_version_with_payload) {
         char v[16];
         std::snprintf(v, sizeof v, "%u.%02u", version >> 8, version & 0xffu);
-        why = path + " uses boot protocol " + v + ", which does not locate its payload (2.08 and later do)";
-        return false;
+        return lasting(path + " uses boot protocol " + v + ", which does not locate its payload (2.08 and later do)");
     }
     // setup_sects 0 means 4 (boot.rst); the protected-mode code follows the setup sectors.
     const std::uint64_t sects = static_cast<unsigned char>(head[setup_sects_at]);
-    const std::uint64_t start = ((sects == 0 ? 4 : sects) + 1) * 512 + le(head, payload_offset_at, 4);
-    const std::uint64_t length = le(head, payload_length_at, 4);
+    const std::uint64_t offset = le(head, payload_offset_at, 4), length = le(head, payload_length_at, 4);
+    if (offset == 0 || length == 0) return lasting(path + ": its setup header names no payload");
+    const std::uint64_t start = ((sects == 0 ? 4 : sects) + 1) * 512 + offset;
     in.seekg(0, std::ios::end);
     const auto file_size = static_cast<std::uint64_t>(in.tellg());
-    if (length < 8 || start > file_size || length > file_size - start) {
-        why = path + ": its payload (" + std::to_string(length) + " bytes at " + std::to_string(start) +
-              ") does not lie inside the file (" + std::to_string(file_size) + " bytes)";
-        return false;
-    }
+    if (length < 8 || start > file_size || length > file_size - start)
+        return lasting(path + ": its payload (" + std::to_string(length) + " bytes at " + std::to_string(start) +
+                       ") does not lie inside the file (" + std::to_string(file_size) + " bytes)");
     std::string magic(6, '\0');
     in.seekg(static_cast<std::streamoff>(start));
     in.read(magic.data(), static_cast<std::streamsize>(magic.size()));
@@ -120,44 +123,48 @@ bool find_payload(const std::string& path, bzimage_payload& payload, std::string
         payload.package = f.package;
         return true;
     }
-    why = path + ": its payload is in a compression ccnuma-vm does not decompress (zstd, xz and gzip it does)";
-    return false;
+    return lasting(path + ": its payload is in a compression ccnuma-vm does not decompress (zstd, xz and gzip it does)");
 }
 
-std::string extract_pvh_kernel(const std::string& bzimage, const bzimage_payload& payload, const std::string& program,
-                               const std::string& out) {
+no_pvh_kernel extract_pvh_kernel(const std::string& bzimage, const bzimage_payload& payload, const std::string& program,
+                                 const std::string& out) {
     std::string compressed(payload.length, '\0');
     {
         std::ifstream in(bzimage, std::ios::binary);
         in.seekg(static_cast<std::streamoff>(payload.offset));
         if (!in.read(compressed.data(), static_cast<std::streamsize>(compressed.size())))
-            return "cannot read the payload of " + bzimage;
+            return {"cannot read the payload of " + bzimage, false};
     }
-    // Temporary names beside `out`, unique to this process (the kit's lock serializes runs).
+    // Temporary names beside `out`, unique to this process (the kit's lock serializes runs, and
+    // removes what a killed run left); gone on every path out of here, exceptions included.
     const std::string stem = out + ".tmp-" + std::to_string(::getpid());
-    const std::string packed = stem + ".payload", unpacked = stem + ".elf";
+    struct temporary {
+        std::string path;
+        ~temporary() { ::unlink(path.c_str()); }
+    } packed{stem + ".payload"}, unpacked{stem + ".elf"};
     std::string why;
-    if (!write_new(packed, compressed, why)) return why;
+    if (!write_new(packed.path, compressed, why)) return {why, false};
     compressed.clear();
     compressed.shrink_to_fit();
-    const captured d = capture({program, "-d", "-c", "-q", packed});
-    ::unlink(packed.c_str());
-    if (d.status != 0) return program + " could not decompress the payload of " + bzimage + ": " + last_line(d.err);
+    const captured d = capture({program, "-d", "-c", "-q", packed.path});
+    if (d.status != 0) {
+        // A status from 128 up is a signal (the OOM killer, a timeout): that may pass.
+        const std::string said = last_line(d.err);
+        return {program + " could not decompress the payload of " + bzimage + " (status " + std::to_string(d.status) +
+                    (said.empty() ? ")" : "): " + said),
+                d.status < 128};
+    }
     if (d.out.size() < SELFMAG || d.out.compare(0, SELFMAG, ELFMAG) != 0)
-        return "the payload of " + bzimage + " is not an ELF file";
+        return {"the payload of " + bzimage + " is not an ELF file", true};
     if (payload.size != 0 && d.out.size() != payload.size)
-        return "the payload of " + bzimage + " decompressed to " + std::to_string(d.out.size()) +
-               " bytes, where its trailer names " + std::to_string(payload.size);
-    if (!write_new(unpacked, d.out, why)) return why;
-    if (!elf_has_note(unpacked, "Xen", xen_elfnote_phys32_entry)) {
-        ::unlink(unpacked.c_str());
-        return "the kernel in " + bzimage + " has no PVH entry note (it is built without CONFIG_PVH)";
-    }
-    if (::rename(unpacked.c_str(), out.c_str()) != 0) {
-        why = "cannot rename " + unpacked + " to " + out + ": " + std::strerror(errno);
-        ::unlink(unpacked.c_str());
-        return why;
-    }
+        return {"the payload of " + bzimage + " decompressed to " + std::to_string(d.out.size()) +
+                    " bytes, where its trailer names " + std::to_string(payload.size),
+                true};
+    if (!write_new(unpacked.path, d.out, why)) return {why, false};
+    if (!elf_has_note(unpacked.path, "Xen", xen_elfnote_phys32_entry))
+        return {"the kernel in " + bzimage + " has no PVH entry note (it is built without CONFIG_PVH)", true};
+    if (::rename(unpacked.path.c_str(), out.c_str()) != 0)
+        return {"cannot rename " + unpacked.path + " to " + out + ": " + std::strerror(errno), false};
     return {};
 }
 

@@ -19,16 +19,25 @@ struct bzimage_payload {
     std::string program, package;          ///< the decompressor ("zstd") and its Debian package
 };
 
-/// The payload of the bzImage at `path`, or a reason why it has none that can be read (not a
-/// bzImage, an old boot protocol, a format with no decompressor here, a truncated file).
-/// Never throws for a bad file: the reason is returned in `why` and the result is empty.
-bool find_payload(const std::string& path, bzimage_payload& payload, std::string& why);
+/// Why a bzImage gives no ELF image to boot; `lasting` when the file itself is the reason (its
+/// format, its payload's contents), so that the cache may remember it, and not when the cause
+/// may pass (a file that cannot be read, a full disk, a decompressor that was killed).
+struct no_pvh_kernel {
+    std::string why;
+    bool lasting = false;
+};
+
+/// The payload of the bzImage at `path`, or false and the reason (not a bzImage, an old boot
+/// protocol, a format with no decompressor here, a truncated or unreadable file). Never throws
+/// for a bad file.
+bool find_payload(const std::string& path, bzimage_payload& payload, no_pvh_kernel& why);
 
 /// Decompresses `payload` of the bzImage at `bzimage` with `program` (an executable path) into
-/// `out`, through a temporary file beside it that is renamed only once the result is a 64-bit
-/// ELF file of the size the trailer names, with a PVH entry (the "Xen" note
-/// XEN_ELFNOTE_PHYS32_ENTRY). Returns "" on success, else the reason; `out` is then untouched.
-std::string extract_pvh_kernel(const std::string& bzimage, const bzimage_payload& payload, const std::string& program,
-                               const std::string& out);
+/// `out`, through temporary files beside it (`out`.tmp-<pid>.*, removed on every path out) that
+/// become `out` only once the result is a 64-bit ELF file of the size the trailer names, with a
+/// PVH entry (the "Xen" note XEN_ELFNOTE_PHYS32_ENTRY). Returns an empty reason on success;
+/// `out` is untouched otherwise.
+no_pvh_kernel extract_pvh_kernel(const std::string& bzimage, const bzimage_payload& payload, const std::string& program,
+                                 const std::string& out);
 
 }  // namespace tools::vm

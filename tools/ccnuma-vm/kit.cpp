@@ -73,7 +73,8 @@ std::string ensure_qemu(apt& a, bool progress) {
 }
 
 // The decompressor a bzImage's payload needs, installed like QEMU when it is missing and we are
-// root; "" (and `why`) when it cannot be had, and the compressed kernel is booted instead.
+// root; "" (and `why`) when it cannot be had, and the compressed kernel is booted instead. An
+// offline machine is such a case: the bzImage still boots there.
 std::string ensure_decompressor(apt& a, bool progress, const bzimage_payload& p, std::string& why) {
     std::string program = find_in_path(p.program);
     if (!program.empty()) return program;
@@ -82,17 +83,21 @@ std::string ensure_decompressor(apt& a, bool progress, const bzimage_payload& p,
         return {};
     }
     note(progress, "installing " + p.package + " from Debian's packages");
-    const captured r = a.run({"apt-get", "install", "-y", "-qq", "--no-install-recommends", p.package});
-    program = find_in_path(p.program);
-    if (program.empty()) why = "apt-get install " + p.package + " failed: " + last_line(r.err);
+    try {
+        const captured r = a.run({"apt-get", "install", "-y", "-qq", "--no-install-recommends", p.package});
+        program = find_in_path(p.program);
+        if (program.empty()) why = "apt-get install " + p.package + " failed: " + last_line(r.err);
+    } catch (const failure& e) {
+        why = p.program + " is not installed, and installing " + p.package + " failed: " + e.what();
+    }
     return program;
 }
 
 // Sets k.boot_kernel: the cached ELF image with a PVH entry, made on the first run from the
-// bzImage (kernel_image.hpp), or the bzImage itself with the reason in k.boot_note. A kernel
-// that cannot give one (no PVH note, a payload that does not read) is recorded in
-// vmlinux.none, so later runs do not decompress it again; a missing decompressor is not, so
-// installing it is enough.
+// bzImage (kernel_image.hpp), or the bzImage itself with the reason in k.boot_note. A reason
+// in the kernel file itself (no PVH note, a payload that does not read) is recorded in
+// vmlinux.none, so later runs do not decompress it again; one that may pass (no decompressor,
+// a full disk) is not.
 void prepare_boot_kernel(apt& a, bool progress, const fs::path& kdir, kit& k) {
     const fs::path pvh = kdir / "vmlinux", none = kdir / "vmlinux.none";
     k.boot_kernel = k.kernel;
@@ -106,25 +111,26 @@ void prepare_boot_kernel(apt& a, bool progress, const fs::path& kdir, kit& k) {
         note(progress, "booting the compressed kernel: " + k.boot_note);
         return;
     }
+    // What a run killed while decompressing left (we hold the lock: nobody else is writing).
+    std::error_code ec;
+    for (const auto& e : fs::directory_iterator(kdir, ec))
+        if (e.path().filename().string().rfind("vmlinux.tmp-", 0) == 0) fs::remove(e.path(), ec);
     bzimage_payload p;
-    std::string why;
-    bool lasting = true;
+    no_pvh_kernel why;
     if (find_payload(k.kernel, p, why)) {
-        const std::string program = ensure_decompressor(a, progress, p, why);
-        if (program.empty()) {
-            lasting = false;
-        } else {
+        const std::string program = ensure_decompressor(a, progress, p, why.why);
+        if (!program.empty()) {
             note(progress, "decompressing " + k.kernel + " into " + pvh.string() + " for a direct (PVH) boot");
             why = extract_pvh_kernel(k.kernel, p, program, pvh.string());
         }
     }
-    if (why.empty()) {
+    if (why.why.empty()) {
         k.boot_kernel = pvh.string();
         return;
     }
-    k.boot_note = why;
-    if (lasting) std::ofstream(none) << why << '\n';
-    note(progress, "booting the compressed kernel: " + why);
+    k.boot_note = why.why;
+    if (why.lasting) std::ofstream(none) << why.why << '\n';
+    note(progress, "booting the compressed kernel: " + why.why);
 }
 
 // Downloads a package into `work` (no root needed) and unpacks it into work/root.
