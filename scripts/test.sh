@@ -33,8 +33,7 @@
 #          stage took them, the clang stage compiled a second, instrumented copy of the library:
 #          165 of its 970 compile-seconds). Only those targets are built.
 # Each stage prints one line with its build and test seconds, and the end a line per stage, so
-# the budget can be read from every CI log. The gcc stage's guests run beside the gcc tests and
-# the clang stage (guests_wait, below). CTEST_ARGS adds ctest options to every stage.
+# the budget can be read from every CI log. CTEST_ARGS adds ctest options to every stage.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 start=$SECONDS
@@ -42,24 +41,6 @@ bash scripts/deps.sh
 jobs=$(nproc)
 summary=("deps $((SECONDS - start)) s")
 large='Issue17_6_HundredThousandPusLoad'  # the 98,304-PU synthetic machine: gcc only
-
-# The guests' tests (label vm) boot one guest at a time (their resource lock) and are the
-# suite's longest chain: about 500 s of the gcc stage, while its other tests took about 350 s of
-# the second core, which then idled. So the chain runs in the background from the end of the gcc
-# build, beside the gcc stage's other tests (one core fewer) and then the clang stage, and is
-# waited for after it (guests_wait), which prints its output whole. A test that must run with
-# nothing beside it (RUN_SERIAL, label serial) would not be alone beside another ctest: the gcc
-# and clang stages leave those to guests_wait, after the chain.
-guests_pid='' guests_log='' guests_t0=0
-# A failure elsewhere ends the run, and the chain with it: it runs in a session of its own, so
-# that its ctest, the test and its guest are stopped together; what it printed is shown.
-stop_guests() {
-  [[ -n $guests_pid ]] || return 0
-  kill -- -"$guests_pid" 2>/dev/null || true
-  echo "== [gcc] guests stopped; the last lines of $guests_log:"
-  tail -n 30 "$guests_log" || true
-}
-trap stop_guests EXIT
 
 stage() {  # name, "targets" ("" for all), ctest args, then cmake args...
   local name=$1 targets=$2 tests=$3; shift 3
@@ -73,44 +54,12 @@ stage() {  # name, "targets" ("" for all), ctest args, then cmake args...
     cmake --build "build-$name" -j"$jobs"
   fi
   local t1=$SECONDS
-  local j=$jobs
-  if [[ ${GUESTS_BESIDE:-} == "$name" ]]; then
-    guests_log="build-$name/guests.log" guests_t0=$SECONDS
-    echo "== [$name] guests (ctest -L vm) in the background, into $guests_log"
-    # setsid execs in place (a background child of a script leads no group), so $! is the
-    # session's id, and stop_guests' kill reaches every process in it.
-    # shellcheck disable=SC2086  # the ctest arguments split on purpose
-    (cd "build-$name" && exec setsid ctest --output-on-failure -L vm ${CTEST_ARGS:-}) >"$guests_log" 2>&1 &
-    guests_pid=$!
-    tests+=" -LE vm|serial"
-    j=$((jobs > 1 ? jobs - 1 : 1))
-  fi
   echo "== [$name] test"
   # shellcheck disable=SC2086  # the ctest arguments split on purpose
-  (cd "build-$name" && ctest --output-on-failure -j"$j" $tests ${CTEST_ARGS:-})
+  (cd "build-$name" && ctest --output-on-failure -j"$jobs" $tests ${CTEST_ARGS:-})
   local t2=$SECONDS
   echo "== [$name] stage time: build $((t1 - t0)) s, test $((t2 - t1)) s"
   summary+=("$name build $((t1 - t0)) s, test $((t2 - t1)) s")
-}
-
-guests_wait() {  # the background chain's output and status, then the serial tests it kept waiting
-  local status=0
-  wait "$guests_pid" || status=$?
-  guests_pid=''
-  echo "== [gcc] guests (ctest -L vm), $((SECONDS - guests_t0)) s in the background:"
-  cat "$guests_log"
-  summary+=("gcc guests $((SECONDS - guests_t0)) s, beside the gcc tests and the clang stage")
-  if ((status != 0)); then
-    echo "== the guests' tests failed (status $status)"
-    exit "$status"
-  fi
-  local t0=$SECONDS b
-  for b in "$@"; do
-    echo "== [$b] serial tests (ctest -L serial), after the guests"
-    # shellcheck disable=SC2086  # the ctest arguments split on purpose
-    (cd "build-$b" && ctest --output-on-failure -L serial ${CTEST_ARGS:-})
-  done
-  summary+=("serial tests of $* $((SECONDS - t0)) s")
 }
 
 gcc=(-DCMAKE_CXX_COMPILER=g++ -DCMAKE_C_COMPILER=gcc)
@@ -121,10 +70,9 @@ clang=(-DCMAKE_CXX_COMPILER=clang++ -DCMAKE_C_COMPILER=clang)
 # 37.1 s with clang, 41.3 s against 33.3 s with GCC) for variables that nobody reads in CI.
 release=(-DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O2 -g1 -DNDEBUG"
   -DCMAKE_C_FLAGS_RELWITHDEBINFO="-O2 -g1 -DNDEBUG")
-GUESTS_BESIDE=gcc stage gcc "" "" "${gcc[@]}" "${release[@]}"
-stage clang "" "-LE vm|slurm|serial -E $large|^bench_check_|^Issue23_|^Issue32_" "${clang[@]}" "${release[@]}" \
+stage gcc "" "" "${gcc[@]}" "${release[@]}"
+stage clang "" "-LE vm|slurm -E $large|^bench_check_|^Issue23_|^Issue32_" "${clang[@]}" "${release[@]}" \
   -DCCNUMA_TEST_GUESTS=OFF -DCCNUMA_BENCH_PORTABLE_TWIN=OFF
-guests_wait gcc clang
 # Only sanitized programs read these; the stages above are done.
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 # Debug builds. The asan stage builds everything at -O0 but the library and the tests that loop
