@@ -3,6 +3,7 @@
 // pairs never do, and the interval's order statistics match the signed-rank test's tables.
 
 #include "../../tools/ccnuma-bench/harness.hpp"
+#include "../../tools/ccnuma-bench/paired.hpp"
 #include "../../tools/ccnuma-bench/stats.hpp"
 
 #include <gtest/gtest.h>
@@ -82,11 +83,49 @@ TEST(BenchStats, UnusableRepetitionsAreLeftOut) {
     EXPECT_EQ(sp::paired_ratio({}, {}).pairs, 0u);
 }
 
+TEST(BenchStats, NoPairIsNoRatioNotARatioOfOne) {
+    // Every repetition unusable: nothing was measured, so no estimate, no verdict and no counter
+    // (a ratio of 1 would say "equal").
+    const auto iv = sp::paired_ratio({0.0, NAN}, {1.0, 1.0});
+    EXPECT_EQ(iv.pairs, 0u);
+    EXPECT_TRUE(std::isnan(iv.estimate));
+    EXPECT_EQ(sp::to_string(iv), "no pairs");
+    EXPECT_EQ(sp::judge(iv), sp::verdict::too_few_pairs);
+    bench::result r, reference;
+    r.values = {0.0, NAN};
+    reference.values = {1.0, 1.0};
+    bench::pair_with(r, reference, "vs_best");
+    EXPECT_TRUE(r.counters.empty());
+}
+
+TEST(BenchStats, RatiosNeverReadAsOneWhenTheyAreNot) {
+    EXPECT_EQ(sp::ratio_text(1.0), "1.000");
+    EXPECT_EQ(sp::ratio_text(0.95), "0.950");
+    EXPECT_EQ(sp::ratio_text(1.0432), "1.043");
+    EXPECT_EQ(sp::ratio_text(0.9996), "0.9996");
+    EXPECT_EQ(sp::ratio_text(1.00004), "1.00004");
+    EXPECT_EQ(sp::ratio_text(0.99999996), "1.000000");  // at most 6 decimals
+    // An interval whose upper bound is below 1, with the verdict that says so.
+    std::vector<double> a, b;
+    for (int i = 0; i < 11; ++i) a.push_back(0.9990 + 0.00001 * i), b.push_back(1.0);
+    const auto iv = sp::paired_ratio(a, b);
+    ASSERT_EQ(sp::judge(iv), sp::verdict::lower);
+    EXPECT_EQ(sp::to_string(iv).find("1.000"), std::string::npos) << sp::to_string(iv);
+}
+
 TEST(BenchStats, MeanWithConfidence) {
     const auto m = sp::mean_with_ci({1.0, 2.0, 3.0});
     EXPECT_DOUBLE_EQ(m.mean, 2.0);
     EXPECT_NEAR(m.half_width, 4.303 * 1.0 / std::sqrt(3.0), 1e-9);  // t(0.975, 2) * s / sqrt(n)
     EXPECT_FALSE(std::isfinite(sp::mean_with_ci({1.0}).half_width));
+    // Beyond 30 degrees of freedom Student's t, not the normal's 1.96: t(0.975, 40) = 2.0211.
+    std::vector<double> v;
+    for (int i = 0; i < 41; ++i) v.push_back(i % 2 ? 1.0 : 3.0);
+    const auto w = sp::mean_with_ci(v);
+    double ss = 0;
+    for (double x : v) ss += (x - w.mean) * (x - w.mean);
+    const double se = std::sqrt(ss / 40) / std::sqrt(41.0);
+    EXPECT_NEAR(w.half_width / se, 2.0211, 2e-4);
 }
 
 

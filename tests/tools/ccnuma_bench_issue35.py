@@ -2,7 +2,8 @@
 """Regression tests of issue 35 for ccnuma-bench's likwid-bench peers (ctest Issue35_<k>):
 
     ccnuma_bench_issue35.py BIN 1    a peer that ran on another size is refused, naming both
-                                     sizes; the -W size asked for is the request, in bytes
+                                     sizes; the -W size asked for is the request, in bytes; a
+                                     size within likwid's rounding is a row that names its N
     ccnuma_bench_issue35.py BIN 2    --arrays fresh gives every variant new arrays before each
                                      repetition (the child's page faults count them), kept does
                                      not, and the notes say which n drew them anew
@@ -32,7 +33,24 @@ def item1(binary):
         i23.check(rc == 0, "Issue35_1: the size asked for passes: %r" % err)
         seen = open(args).read()
         i23.check("-W N:32000B:" in seen, "Issue35_1: -W asks for the request in bytes: %r" % seen)
-        print("ok: Issue35_1 a peer on another size is refused, the size asked for passes (%s)" % seen.split()[3])
+        # likwid-bench rounds each thread's share to its kernel's stride: 992 elements for 1000 (a
+        # size within that rounding is a peer). The row says the N it ran, and, timed inside one
+        # region, a 1 us sweep is not fork/join-bound. Its paired ratios, like every row's, sit
+        # on the median aggregate alone.
+        js = os.path.join(tmp, "rounded.json")
+        rc, _, err = i23.run([binary, "triad", "--peers", "--json", js] + i23.TINY,
+                             i23.fake_likwid(tmp, i23.likwid_output(size="31744", time_="0.000001")))
+        i23.check(rc == 0, "Issue35_1: a size within likwid's rounding passes: %r" % err)
+        bench = json.load(open(js))["benchmarks"]
+        peers = [b for b in bench if b["variant"].startswith("likwid-bench") and b.get("aggregate_name") not in ("stddev", "cv")]
+        i23.check(peers and all(b["n"] == 1000 and b.get("n_ran") == 992 for b in peers),
+                  "Issue35_1: likwid rows carry the N they ran: %r" % [(b["n"], b.get("n_ran")) for b in peers])
+        i23.check(all("fork/join-bound" not in b["flags"] for b in peers),
+                  "Issue35_1: likwid rows are never fork/join-bound: %r" % [b["flags"] for b in peers])
+        ratios = {b.get("aggregate_name", "iteration") for b in bench if any(k.startswith("vs_") for k in b)}
+        i23.check(ratios == {"median"}, "Issue35_1: paired ratios on the median aggregate alone: %r" % ratios)
+        print("ok: Issue35_1 a peer on another size is refused, the size asked for passes (%s), "
+              "a rounded one is labelled with its N" % seen.split()[3])
 
 
 def faults_and_notes(binary, kernel, n, reps, arrays, tmp):

@@ -92,9 +92,11 @@ struct row_role {
     bool peer = false;  ///< a baseline from likwid-bench, not one of the expert loops
 };
 
-/// Each ccnuma row against the best baseline of its store mode and the best of all (by median),
-/// as paired ratios with their 95% interval (stats.hpp): counters vs_same_stores and vs_best
-/// (with _lo and _hi where the interval is finite), and one note per row with the verdict.
+/// Each ccnuma row against the best baseline (expert loop or likwid-bench kernel, by median) of
+/// its store mode, the best baseline of any stores and the best expert loop of its stores, as
+/// paired ratios with their 95% interval (stats.hpp): counters vs_same_stores (rows with a store
+/// mode), vs_best and vs_expert (with _lo and _hi where the interval is finite), and one note
+/// per row with the verdicts.
 void rate(std::vector<result>& rs, const std::vector<row_role>& roles, report& out, const std::string& where) {
     auto best_where = [&](auto accept) {
         std::optional<std::size_t> best;
@@ -115,7 +117,8 @@ void rate(std::vector<result>& rs, const std::vector<row_role>& roles, report& o
         const auto peer = best_where([&](std::size_t b) { return roles[b].peer && roles[b].streaming == roles[k].streaming; });
         if (!peer) continue;
         const auto iv = pair_with(rs[k], rs[*peer], "vs_best_peer");
-        out.note(where + ": " + rs[k].variant + " over " + rs[*peer].variant + ", the best likwid-bench kernel of its stores: " +
+        out.note(where + ": " + rs[k].variant + " over " + rs[*peer].variant + ", the best likwid-bench kernel" +
+                 (roles[k].streaming ? " of its stores: " : ": ") +
                  stats_paired::to_string(iv) + ", " + stats_paired::to_string(stats_paired::judge(iv)));
     }
     for (std::size_t k = 0; k < rs.size(); ++k) {
@@ -128,18 +131,31 @@ void rate(std::vector<result>& rs, const std::vector<row_role>& roles, report& o
         const auto expert = best_where([&](std::size_t b) {
             return !roles[b].peer && (!roles[k].streaming || roles[b].streaming == roles[k].streaming);
         });
+        // A row without a store mode (a reduction stores nothing) has no "of its stores": its
+        // vs_same_stores would be vs_best again, so it has none.
+        const bool stores = roles[k].streaming.has_value();
         for (const auto& [label, base] :
-             {std::pair{"vs_same_stores", same}, std::pair{"vs_best", all}, std::pair{"vs_expert", expert}}) {
+             {std::pair{"vs_same_stores", stores ? same : std::nullopt}, std::pair{"vs_best", all}, std::pair{"vs_expert", expert}}) {
             if (!base) continue;
             const auto iv = pair_with(rs[k], rs[*base], label);
-            const std::string what = std::string(label) == "vs_best"     ? "over the best of all, "
-                                     : std::string(label) == "vs_expert" ? "over the best expert loop of its stores, "
-                                                                         : "over the best of its stores, ";
+            const std::string what = std::string(label) == "vs_best"     ? "over the best baseline, "
+                                     : std::string(label) == "vs_expert" ? (stores ? "over the best expert loop of its stores, "
+                                                                                   : "over the best expert loop, ")
+                                                                         : "over the best baseline of its stores, ";
             line += "; " + what +
                     rs[*base].variant + ": " + stats_paired::to_string(iv) + ", " + stats_paired::to_string(stats_paired::judge(iv));
         }
         out.note(line);
     }
+}
+
+/// A likwid-bench row as it ran: likwid rounds each thread's share to its kernel's stride, so
+/// the N it ran (peers::likwid's actual_n, from its "Size (Byte)", which the GB/s already use)
+/// is the counter n_ran wherever it differs from the N of the rows beside it; and it times its
+/// iterations inside one parallel region, so no fork/join flag.
+void mark_peer(result& r, std::size_t ran) {
+    r.forks_per_sweep = false;
+    if (ran != r.n) r.counters["n_ran"] = static_cast<double>(ran);
 }
 
 /// Streaming against regular stores at one n: the paired ratio of ccnuma::vector's two forced
@@ -152,8 +168,10 @@ struct store_duel {
 
 /// The calibration of stores::automatic for one team size: the smallest n from which streaming
 /// stores are faster with 95% confidence (at least 9 pairs) at that n and at every larger n
-/// measured. Without such evidence it recommends nothing.
-std::string calibration_note(unsigned t, const std::vector<store_duel>& list) {
+/// measured. Without such evidence it recommends nothing. The duels come in the order --n named
+/// the sizes; "every larger n" is by size, so they are ordered by n first.
+std::string calibration_note(unsigned t, std::vector<store_duel> list) {
+    std::stable_sort(list.begin(), list.end(), [](const store_duel& x, const store_duel& y) { return x.n < y.n; });
     std::string evidence;
     for (const auto& d : list)
         evidence += std::string(evidence.empty() ? "" : "; ") + "n = " + std::to_string(d.n) + ": " + stats_paired::to_string(d.ratio) +
@@ -268,6 +286,7 @@ void triad(const options& o, report& out) {
                 // 3 loads and 1 store of 8 bytes, 2 flops; write-allocate reads the stored line
                 // once more, except with non-temporal stores.
                 rs.push_back(bandwidth("triad", v[k].name, n, t, m, k, 32 * nn, (*roles[k].streaming ? 32 : 40) * nn, 2 * nn));
+                if (k >= own) mark_peer(rs.back(), peer_n[k - own]);
             }
             duels[t].push_back({n, stats_paired::paired_ratio(rs[4].values, rs[3].values)});
             rate(rs, roles, out, "triad n = " + std::to_string(n) + ", " + thr(t));
@@ -389,11 +408,13 @@ void stream(const options& o, report& out) {
                 std::size_t peer_index = 0;
                 for (std::size_t i = 0; i < v.size(); ++i) {
                     if (which[i] != k) continue;
-                    const bool peer = v[i].name.rfind("likwid", 0) == 0;
-                    const double nn = static_cast<double>(peer ? peer_n[static_cast<std::size_t>(k)][peer_index++] : n);
+                    const bool peer = roles[i].peer;
+                    const std::size_t ran = peer ? peer_n[static_cast<std::size_t>(k)][peer_index++] : n;
+                    const double nn = static_cast<double>(ran);
                     const double w = words[k];
                     rs.push_back(bandwidth("stream", v[i].name, n, t, m, i, 8 * w * nn, 8 * (w + (*roles[i].streaming ? 0 : 1)) * nn,
                                            flops[k] * nn));
+                    if (peer) mark_peer(rs.back(), ran);
                     rr.push_back(roles[i]);
                 }
                 rate(rs, rr, out, "stream " + std::string(names[k]) + " n = " + std::to_string(n) + ", " + thr(t));
@@ -506,6 +527,7 @@ void sum(const options& o, report& out) {
             for (std::size_t k = 0; k < v.size(); ++k) {
                 const double nn = static_cast<double>(k < own ? n : peer_n[k - own]);
                 rs.push_back(bandwidth("sum", v[k].name, n, t, m, k, 8 * nn, 8 * nn, nn));
+                if (k >= own) mark_peer(rs.back(), peer_n[k - own]);
             }
             rate(rs, roles, out, "sum n = " + std::to_string(n) + ", " + thr(t));
             for (auto& r2 : rs) out.add(std::move(r2));

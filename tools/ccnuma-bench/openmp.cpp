@@ -98,9 +98,7 @@ struct fs_team {
 };
 
 std::string ratio_text(const stats_paired::interval& r) {
-    char buf[96];
-    std::snprintf(buf, sizeof buf, "%.3f [%.3f, %.3f]", r.estimate, r.lo, r.hi);
-    return buf;
+    return stats_paired::ratio_text(r.estimate) + " [" + stats_paired::ratio_text(r.lo) + ", " + stats_paired::ratio_text(r.hi) + "]";
 }
 
 }  // namespace

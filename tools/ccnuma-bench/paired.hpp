@@ -13,9 +13,11 @@
 namespace bench {
 
 /// r over `reference`, paired by round: counter `label` holds the estimate and, where the 95%
-/// interval is finite, label_lo and label_hi its bounds. Returns the interval.
+/// interval is finite, label_lo and label_hi its bounds. Returns the interval. Without a single
+/// pair (no repetition gave both sides a positive finite figure) no counter is written.
 inline stats_paired::interval pair_with(result& r, const result& reference, const std::string& label) {
     const auto iv = stats_paired::paired_ratio(r.values, reference.values);
+    if (iv.pairs == 0) return iv;
     r.counters[label] = iv.estimate;
     if (std::isfinite(iv.hi) && iv.lo > 0) {
         r.counters[label + "_lo"] = iv.lo;

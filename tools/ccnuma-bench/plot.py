@@ -29,11 +29,10 @@ import tempfile
 IMAGE_FORMATS = ("png", "pdf", "svg", "svgz", "eps", "ps", "jpg", "jpeg", "tif", "tiff", "webp")
 
 
-# The paired ratios a row may carry (ccnuma-bench's rate(): ccnuma's rows over the best of all
-# baselines, likwid-bench's and the expert's, and over the best expert loop, of the same stores
-# where the kernel stores),
-# and what a panel of them is called.
-RATIOS = {"vs_best": "over the best of all", "vs_expert": "over the best expert loop"}
+# The paired ratios a row may carry (ccnuma-bench's rate(): ccnuma's rows over the best
+# baseline, likwid-bench's kernels and the expert's loops, and over the best expert loop, of the
+# same stores where the kernel stores), and what a panel of them is called.
+RATIOS = {"vs_best": "over the best baseline", "vs_expert": "over the best expert loop"}
 
 
 class BadInput(Exception):
@@ -475,9 +474,11 @@ def source_labels(paths):
 
 
 def draw_ratios(ax, kernel, mine, name):
-    """ccnuma's rows against N as paired ratios with their 95% intervals: over the best of all
-    baselines (solid) and over the expert loop of the same stores (dotted), one colour per row
-    and thread count, with the lines at 1 and at the 0.95 target."""
+    """ccnuma's rows against N as paired ratios (the Hodges-Lehmann estimate) with their 95%
+    intervals: over the best baseline (solid) and over the expert loop of the same stores
+    (dotted), one colour per row and thread count, with the lines at 1 and at the 0.95 target.
+    A point whose run had too few repetitions for an interval is hollow, with no bar: a bar of
+    zero length would read as an exact figure."""
     curves = []
     for key, v in mine.items():
         for r in v.get("ratios", {}):
@@ -494,18 +495,23 @@ def draw_ratios(ax, kernel, mine, name):
         est = [mine[k]["ratios"][r][0] for k in ks]
         lo = [mine[k]["ratios"][r][1] for k in ks]
         hi = [mine[k]["ratios"][r][2] for k in ks]
-        err = [[e - l if l is not None else 0 for e, l in zip(est, lo)],
-               [h - e if h is not None else 0 for e, h in zip(est, hi)]]
         label = name(source, variant) + (", %d thr" % t if len(teams) > 1 else "") + " " + RATIOS[r]
         colour = colours.setdefault((source, variant, t), "C%d" % (len(colours) % 10))
-        ax.errorbar(xs, est, yerr=err, marker="o", capsize=3, label=label, color=colour,
-                    linestyle="-" if r == "vs_best" else ":")
-        names.append(label)
+        ax.plot(xs, est, color=colour, linestyle="-" if r == "vs_best" else ":", label=label)
+        full = [i for i in range(len(xs)) if lo[i] is not None and hi[i] is not None]
+        bare = [i for i in range(len(xs)) if i not in full]
+        if full:
+            ax.errorbar([xs[i] for i in full], [est[i] for i in full],
+                        yerr=[[est[i] - lo[i] for i in full], [hi[i] - est[i] for i in full]],
+                        fmt="o", capsize=3, color=colour)
+        if bare:
+            ax.plot([xs[i] for i in bare], [est[i] for i in bare], "o", markerfacecolor="none", color=colour)
+        names.append(label + ("" if not bare else " (%d of %d points without an interval)" % (len(bare), len(xs))))
     ax.axhline(1.0, color="black", linewidth=0.8)
     ax.axhline(0.95, color="tab:red", linewidth=0.8, linestyle="--", label="0.95")
     ax.set_xscale("log")
     ax.set_xlabel("N (elements per array)")
-    ax.set_ylabel("paired ratio, median [95% interval]")
+    ax.set_ylabel("paired ratio, Hodges-Lehmann estimate\nbars: 95% interval; hollow: too few repetitions for one")
     ax.set_title("%s: ccnuma over the baselines, %s thread(s)" % (kernel, ", ".join(str(t) for t in teams)))
     ax.legend(fontsize=6)
     xs_all = sorted({k[3] for k in mine})

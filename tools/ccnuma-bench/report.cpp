@@ -6,6 +6,7 @@
 
 #include "context.hpp"
 #include "numbers.hpp"
+#include "stats.hpp"
 
 #include "../common/output_file.hpp"
 
@@ -116,7 +117,7 @@ void report::add(result r) {
     if (fj != fork_join_.end()) {
         r.fork_join_seconds = fj->second;
         // sync's rows time the constructs themselves; a fork/join cost there is the result.
-        if (r.higher_is_better && st.median < 5 * fj->second) r.flags.push_back("fork/join-bound");
+        if (r.higher_is_better && r.forks_per_sweep && st.median < 5 * fj->second) r.flags.push_back("fork/join-bound");
     }
     if (st.min > 0 && st.max / st.min > 2) r.flags.push_back("spread");
     if (r.threads > allowed_pus()) r.flags.push_back("oversubscribed");
@@ -134,7 +135,8 @@ void report::add(result r) {
     if (bw) std::printf(" %9s %10s", fmt(summarize(r.gbs_wa).median).c_str(), fmt(summarize(r.mflops).median).c_str());
     std::string extra;
     for (const auto& [k, x] : r.counters)
-        extra += (extra.empty() ? "" : " ") + k + "=" + (k == "pages_local" ? fixed(100 * x, 1) + "%" : fmt(x));
+        extra += (extra.empty() ? "" : " ") + k + "=" +
+                 (k == "pages_local" ? fixed(100 * x, 1) + "%" : is_ratio_counter(k) ? stats_paired::ratio_text(x) : fmt(x));
     for (const auto& f : r.flags) {
         std::string why = f;
         if (f == "fork/join-bound")

@@ -39,7 +39,16 @@ struct result {
     std::vector<std::string> flags;
     /// Seconds of one empty `omp parallel` region with this many threads, measured in this run.
     double fork_join_seconds = 0;
+    /// Whether each timed sweep opens a parallel region of its own, as every row of ccnuma and
+    /// of the expert loops does. likwid-bench times its iterations inside one region, so no
+    /// fork/join cost is in its rows and they are never flagged fork/join-bound.
+    bool forks_per_sweep = true;
 };
+
+/// Counters named vs_* are the row's paired ratios (paired.hpp): an estimate over all the
+/// repetitions, and its interval, not a fact of each repetition (report_json.cpp writes them on
+/// the median aggregate alone).
+inline bool is_ratio_counter(const std::string& name) { return name.rfind("vs_", 0) == 0; }
 
 /// A time series, one row per sample (jacobi: elapsed seconds, GB/s and pages local as NUMA
 /// balancing moves the pages). Written to the JSON's top-level "series" list beside Google

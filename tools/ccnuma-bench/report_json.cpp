@@ -128,7 +128,13 @@ void append_result(json& list, const result& r, const std::string& name, int fam
         b["run_type"] = type;
         b["repetitions"] = r.seconds.size();
     };
-    auto tail = [&](json& b, std::size_t iterations, double seconds, double cpu, double value, double wa, double mf) {
+    // aggregate: nullptr for a repetition's entry. A counter is a fact of the row, the same in
+    // every repetition, so its entry in each repetition and in the mean, median, min and max
+    // aggregates is the fact, and in stddev and cv 0, as Google Benchmark computes them. The
+    // paired ratios (is_ratio_counter) are estimates over all the repetitions: on the median
+    // aggregate alone, where the table prints them, never as if a repetition had its own.
+    auto tail = [&](json& b, const char* aggregate, std::size_t iterations, double seconds, double cpu, double value, double wa,
+                    double mf) {
         b["iterations"] = iterations;
         b["real_time"] = seconds * 1e9;
         b["cpu_time"] = cpu * 1e9;
@@ -140,7 +146,14 @@ void append_result(json& list, const result& r, const std::string& name, int fam
             b["MFlop/s"] = mf;
         }
         b["n"] = r.n;
-        for (const auto& [k, x] : r.counters) b[k] = x;
+        const std::string agg = aggregate ? aggregate : "";
+        for (const auto& [k, x] : r.counters) {
+            if (is_ratio_counter(k)) {
+                if (agg == "median") b[k] = x;
+            } else {
+                b[k] = agg == "stddev" || agg == "cv" ? 0.0 : x;
+            }
+        }
         b["fork_join_s"] = r.fork_join_seconds;
         if (!have_cpu) b["cpu_time_is_real_time"] = 1;  // the kernel passed no CPU time on
         b["kernel"] = r.kernel;
@@ -155,7 +168,7 @@ void append_result(json& list, const result& r, const std::string& name, int fam
         head(b, name, "iteration");
         b["repetition_index"] = i;
         b["threads"] = r.threads;
-        tail(b, r.batch, r.seconds[i], have_cpu ? r.cpu_seconds[i] : r.seconds[i], r.values[i],
+        tail(b, nullptr, r.batch, r.seconds[i], have_cpu ? r.cpu_seconds[i] : r.seconds[i], r.values[i],
              r.gbs_wa.empty() ? 0 : r.gbs_wa[i], r.mflops.empty() ? 0 : r.mflops[i]);
         list.push_back(std::move(b));
     }
@@ -173,7 +186,7 @@ void append_result(json& list, const result& r, const std::string& name, int fam
         b["threads"] = r.threads;
         b["aggregate_name"] = agg;
         b["aggregate_unit"] = "time";
-        tail(b, reps, st.*member, sc.*member, sv.*member, sw.*member, sm.*member);
+        tail(b, agg, reps, st.*member, sc.*member, sv.*member, sw.*member, sm.*member);
         list.push_back(std::move(b));
     }
     // Google Benchmark's coefficient of variation: stddev / mean of each quantity, the
@@ -183,7 +196,7 @@ void append_result(json& list, const result& r, const std::string& name, int fam
     b["threads"] = r.threads;
     b["aggregate_name"] = "cv";
     b["aggregate_unit"] = "percentage";
-    tail(b, reps, cv(st) * 1e-9, cv(sc) * 1e-9, cv(sv), cv(sw), cv(sm));
+    tail(b, "cv", reps, cv(st) * 1e-9, cv(sc) * 1e-9, cv(sv), cv(sw), cv(sm));
     list.push_back(std::move(b));
 }
 
