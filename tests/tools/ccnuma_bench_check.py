@@ -566,8 +566,9 @@ def peers_affinity_test(binary):
                     "if [ \"$1\" = -a ]; then for k in triad_sse triad_avx triad_avx512 triad_mem_sse triad_mem_avx "
                     "triad_mem_avx512; do echo \"$k - stand-in\"; done; exit 0; fi\n"
                     "python3 -c 'import os; print(sorted(os.sched_getaffinity(0)))' >> '%s'\n"
-                    "printf 'likwid-bench stand-in\\nSize (Byte):\\t32000\\nTime:\\t0.001\\n"
-                    "Iterations per thread:\\t1\\n'\n" % log)
+                    "T=1; for a in \"$@\"; do case \"$a\" in N:*:*) T=\"${a##*:}\";; esac; done\n"
+                    "printf 'likwid-bench stand-in\\nSize (Byte):\\t32000\\nTime:\\t0.0001 sec\\n"
+                    "Iterations:\\t%%s\\nIterations per thread:\\t1\\n' \"$T\"\n" % log)
         os.chmod(fake, 0o755)
         env = dict(os.environ, PATH=tmp + ":" + os.environ.get("PATH", "/usr/bin:/bin"))
         env.pop("OMP_PROC_BIND", None)

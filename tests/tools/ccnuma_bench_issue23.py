@@ -77,8 +77,13 @@ def fake_likwid(tmp, body):
     return dict(os.environ, PATH=d + ":" + os.environ.get("PATH", "/usr/bin:/bin"))
 
 
-def likwid_output(size="32000", time_="0.001", iterations="1"):
-    return "printf 'Size (Byte):\\t%s\\nTime:\\t%s\\nIterations per thread:\\t%s\\n'" % (size, time_, iterations)
+def likwid_output(size="32000", time_="0.0001", iterations="1"):
+    """likwid-bench's fields as it prints them; "Iterations" is every thread's, the thread count
+    taken from the -W argument (N:size:threads) as likwid-bench runs it."""
+    return ("T=1; for a in \"$@\"; do case \"$a\" in N:*:*) T=\"${a##*:}\";; esac; done\n"
+            "case '%s' in *[!0-9]*|'') IT=0;; *) IT=$((%s * T));; esac\n"
+            "printf 'Size (Byte):\\t%s\\nTime:\\t%s sec\\nIterations:\\t%%s\\nIterations per thread:\\t%s\\n' \"$IT\""
+            % (iterations, iterations if iterations.isdigit() else "0", size, time_, iterations))
 
 
 def alive(pid):
@@ -207,17 +212,32 @@ def item4(binary):
 # ---- 5: peers' output validated -------------------------------------------------------------
 
 def item5(binary):
-    cases = [("nan time", likwid_output(time_="nan"), '"Time" is "nan"'),
-             ("inf time", likwid_output(time_="inf"), '"Time" is "inf"'),
+    cases = [("nan time", likwid_output(time_="nan"), '"Time" is "nan sec"'),
+             ("inf time", likwid_output(time_="inf"), '"Time" is "inf sec"'),
              ("negative size", likwid_output(size="-32000"), '"Size (Byte)" is "-32000"'),
              ("nan size", likwid_output(size="nan"), '"Size (Byte)" is "nan"'),
              ("zero iterations", likwid_output(iterations="0"), '"Iterations per thread" is "0"'),
              ("missing time", "printf 'Size (Byte):\\t32000\\nIterations per thread:\\t1\\n'", 'no "Time" field'),
-             ("absurd bandwidth", likwid_output(time_="1e-15"), "more than 10x this machine's plausible")]
+             ("absurd bandwidth", likwid_output(time_="1e-15"), "more than 10x this machine's plausible"),
+             # A review of issue 35: a number with more in its line, a fractional count, another
+             # thread count than the row's, a time longer than the call.
+             ("garbage after the size", likwid_output(size="32000garbage"), '"Size (Byte)" is "32000garbage"'),
+             ("fractional iterations", likwid_output(iterations="0.5"), '"Iterations per thread" is 0.5'),
+             ("one thread's iterations", "printf 'Size (Byte):\\t32000\\nTime:\\t0.0001 sec\\nIterations:\\t1\\n"
+              "Iterations per thread:\\t1\\n'", '"Iterations" 1 is not 2 threads of 1'),
+             ("time beyond the call", likwid_output(time_="100"), '"Time" 100 s is longer than the whole call')]
     with tempfile.TemporaryDirectory() as tmp:
         for name, body, expect in cases:
-            refused(binary, ["triad", "--peers"] + TINY, tmp, "Issue23_5 " + name, expect, env=fake_likwid(tmp, body),
-                    start="ccnuma-bench: likwid-bench -t triad_")
+            refused(binary, ["triad", "--peers", "--threads", "2"] + TINY, tmp, "Issue23_5 " + name, expect,
+                    env=fake_likwid(tmp, body), start="ccnuma-bench: likwid-bench -t triad_")
+        # A likwid-bench that cannot start: its failure, not a CPU without kernels.
+        d = os.path.join(tmp, "broken")
+        os.makedirs(d)
+        with open(os.path.join(d, "likwid-bench"), "w") as f:
+            f.write("#!/bin/sh\necho 'likwid-bench: error while loading shared libraries: liblikwid.so.5.2' >&2\nexit 127\n")
+        os.chmod(os.path.join(d, "likwid-bench"), 0o755)
+        refused(binary, ["triad", "--peers"] + TINY, tmp, "Issue23_5 -a fails", "failed (exit 127): likwid-bench: error while loading",
+                env=dict(os.environ, PATH=d + ":" + os.environ.get("PATH", "/usr/bin:/bin")), start="ccnuma-bench: likwid-bench -a")
         rc, _, err = run([binary, "triad", "--peers"] + TINY, fake_likwid(tmp, likwid_output()))
         check(rc == 0, "Issue23_5: a plausible peer passes: %r" % err)
         print("ok: Issue23_5 a plausible peer passes")

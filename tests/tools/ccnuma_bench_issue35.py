@@ -34,21 +34,36 @@ def item1(binary):
         seen = open(args).read()
         i23.check("-W N:32000B:" in seen, "Issue35_1: -W asks for the request in bytes: %r" % seen)
         # likwid-bench rounds each thread's share to its kernel's stride: 992 elements for 1000 (a
-        # size within that rounding is a peer). The row says the N it ran, and, timed inside one
-        # region, a 1 us sweep is not fork/join-bound. Its paired ratios, like every row's, sit
-        # on the median aggregate alone.
+        # size within that rounding is a peer). Its row says the N it ran; within 1% of the N
+        # asked it is a baseline of the rows beside it. Timed inside one region, a 1 us sweep
+        # is not fork/join-bound. Paired ratios, every row's, sit on the median aggregate alone.
         js = os.path.join(tmp, "rounded.json")
-        rc, _, err = i23.run([binary, "triad", "--peers", "--json", js] + i23.TINY,
+        rc, _, err = i23.run([binary, "triad", "--peers", "--threads", "2", "--json", js] + i23.TINY,
                              i23.fake_likwid(tmp, i23.likwid_output(size="31744", time_="0.000001")))
         i23.check(rc == 0, "Issue35_1: a size within likwid's rounding passes: %r" % err)
-        bench = json.load(open(js))["benchmarks"]
-        peers = [b for b in bench if b["variant"].startswith("likwid-bench") and b.get("aggregate_name") not in ("stddev", "cv")]
-        i23.check(peers and all(b["n"] == 1000 and b.get("n_ran") == 992 for b in peers),
-                  "Issue35_1: likwid rows carry the N they ran: %r" % [(b["n"], b.get("n_ran")) for b in peers])
+        doc = json.load(open(js))
+        bench = doc["benchmarks"]
+        peers = [b for b in bench if b["variant"].startswith("likwid-bench")]
+        i23.check(peers and all(b["n"] == 992 for b in peers), "Issue35_1: likwid rows say the N they ran: %r"
+                  % sorted({b["n"] for b in peers}))
         i23.check(all("fork/join-bound" not in b["flags"] for b in peers),
                   "Issue35_1: likwid rows are never fork/join-bound: %r" % [b["flags"] for b in peers])
         ratios = {b.get("aggregate_name", "iteration") for b in bench if any(k.startswith("vs_") for k in b)}
         i23.check(ratios == {"median"}, "Issue35_1: paired ratios on the median aggregate alone: %r" % ratios)
+        i23.check(any("likwid-bench" in n and "over the best" in n for n in doc["context"]["notes"]),
+                  "Issue35_1: a peer within 1%% is a baseline: %r" % doc["context"]["notes"])
+        # 500 for 1000 (within likwid's rounding of 256 elements a thread, beyond 1%): shown with
+        # its N, a note says so, and no ratio of the rows at 1000 is to it.
+        js = os.path.join(tmp, "half.json")
+        rc, _, err = i23.run([binary, "triad", "--peers", "--threads", "2", "--json", js] + i23.TINY,
+                             i23.fake_likwid(tmp, i23.likwid_output(size="16000", time_="0.000001")))
+        i23.check(rc == 0, "Issue35_1: a size within likwid's stride rounding is shown: %r" % err)
+        doc = json.load(open(js))
+        notes = doc["context"]["notes"]
+        i23.check(sum("ran N = 500, not 1000" in n and "no baseline" in n for n in notes) == 2,
+                  "Issue35_1: each peer that ran another N says so: %r" % notes)
+        i23.check(not any("likwid-bench" in n and "over the best" in n for n in notes),
+                  "Issue35_1: no ratio is to a peer of another N: %r" % notes)
         print("ok: Issue35_1 a peer on another size is refused, the size asked for passes (%s), "
               "a rounded one is labelled with its N" % seen.split()[3])
 

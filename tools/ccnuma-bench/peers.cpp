@@ -153,17 +153,29 @@ double field(const std::string& output, const std::string& key, const std::strin
     const char* text = out.c_str() + p + key.size() + 2;
     char* end = nullptr;
     const double v = std::strtod(text, &end);
-    std::string shown(text, static_cast<std::size_t>(end - text));
-    if (end == text) {
-        const auto eol = out.find('\n', p + 1);
-        shown = out.substr(p + key.size() + 2, eol == std::string::npos ? std::string::npos : eol - (p + key.size() + 2));
-    }
+    // After the number only blanks, and "sec" after the time, up to the end of the line: a value
+    // with anything else in its line ("32000000garbage") is not the number it starts with.
+    const char* rest = end;
+    while (*rest == ' ' || *rest == '\t') ++rest;
+    if (key == "Time" && std::strncmp(rest, "sec", 3) == 0) rest += 3;
+    while (*rest == ' ' || *rest == '\t' || *rest == '\r') ++rest;
+    const bool whole_line = end != text && (*rest == '\n' || *rest == '\0');
+    const auto eol = out.find('\n', p + 1);
+    std::string shown = out.substr(p + key.size() + 2, eol == std::string::npos ? std::string::npos : eol - (p + key.size() + 2));
     while (!shown.empty() && (shown.front() == ' ' || shown.front() == '\t')) shown.erase(0, 1);
     if (shown.size() > 40) shown = shown.substr(0, 40) + "...";
     for (auto& c : shown)
         if (static_cast<unsigned char>(c) < 0x20) c = ' ';
-    if (end == text || !std::isfinite(v) || v <= 0)
+    if (!whole_line || !std::isfinite(v) || v <= 0)
         throw std::runtime_error(peer + ": \"" + key + "\" is \"" + shown + "\", not a finite number above 0");
+    return v;
+}
+
+/// field() for a count: also a whole number.
+double count_field(const std::string& output, const std::string& key, const std::string& peer) {
+    const double v = field(output, key, peer);
+    if (v != std::floor(v) || v > 1e15)
+        throw std::runtime_error(peer + ": \"" + key + "\" is " + std::to_string(v) + ", not a whole number");
     return v;
 }
 
@@ -181,6 +193,16 @@ double plausible_gbs(unsigned threads) {
 
 /// 30 s, plus 10 times what the call's bytes take at 1 GB/s (slower than any memory system).
 double default_timeout(double bytes) { return 30.0 + 10.0 * bytes / 1e9; }
+
+/// "<what> failed (exit 127): <the last 300 characters of its output, on one line>".
+std::string failed(const std::string& what, int status, const std::string& out) {
+    auto last = out.substr(out.size() > 300 ? out.size() - 300 : 0);
+    for (auto& c : last)
+        if (c == '\n' || c == '\r') c = ' ';
+    return what + " failed (" +
+           (WIFEXITED(status) ? "exit " + std::to_string(WEXITSTATUS(status)) : "signal " + std::to_string(WTERMSIG(status))) +
+           "): " + last;
+}
 
 }  // namespace
 
@@ -201,6 +223,9 @@ std::vector<std::string> likwid_kernels(const std::string& family, double timeou
     int status = 0;
     const std::string listing =
         run_capture({find_on_path("likwid-bench"), "-a"}, status, timeout > 0 ? timeout : default_timeout(0), "likwid-bench -a");
+    // A likwid-bench that cannot start (a missing library, say) lists nothing: that is its
+    // failure, not a CPU without the kernels.
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) throw std::runtime_error(failed("likwid-bench -a", status, listing));
     std::set<std::string> known;
     std::stringstream lines(listing);
     for (std::string line; std::getline(lines, line);) known.insert(line.substr(0, line.find(' ')));
@@ -230,19 +255,26 @@ variant likwid(const std::string& kernel, std::size_t n, unsigned threads, unsig
                 const std::string peer = "likwid-bench -t " + kernel + " -W " + workgroup;
                 const double bytes = 8.0 * arrays * static_cast<double>(n) * static_cast<double>(batch);
                 int status = 0;
+                const auto t0 = std::chrono::steady_clock::now();
                 const auto out = run_capture({exe, "-t", kernel, "-W", workgroup, "-i", std::to_string(batch)}, status,
                                              timeout > 0 ? timeout : default_timeout(bytes), peer);
-                if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-                    auto last = out.substr(out.size() > 300 ? out.size() - 300 : 0);
-                    for (auto& c : last)
-                        if (c == '\n' || c == '\r') c = ' ';
-                    throw std::runtime_error(peer + " failed (" +
-                                             (WIFEXITED(status) ? "exit " + std::to_string(WEXITSTATUS(status))
-                                                                : "signal " + std::to_string(WTERMSIG(status))) +
-                                             "): " + last);
+                const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+                if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) throw std::runtime_error(failed(peer, status, out));
+                const double time = field(out, "Time", peer), per_thread = count_field(out, "Iterations per thread", peer),
+                             size = field(out, "Size (Byte)", peer), iterations = count_field(out, "Iterations", peer);
+                // The row is labelled with `threads`: likwid-bench counts every thread's iterations.
+                if (iterations != per_thread * threads) {
+                    char line[200];
+                    std::snprintf(line, sizeof line, ": \"Iterations\" %.0f is not %u threads of %.0f (\"Iterations per thread\"): "
+                                  "it ran another number of threads", iterations, threads, per_thread);
+                    throw std::runtime_error(peer + line);
                 }
-                const double time = field(out, "Time", peer), per_thread = field(out, "Iterations per thread", peer),
-                             size = field(out, "Size (Byte)", peer);
+                // Its time is part of the call's: a longer one measured nothing that happened.
+                if (time > wall) {
+                    char line[200];
+                    std::snprintf(line, sizeof line, ": \"Time\" %g s is longer than the whole call (%.3g s)", time, wall);
+                    throw std::runtime_error(peer + line);
+                }
                 if (size > 1e15) throw std::runtime_error(peer + ": \"Size (Byte)\" is " + std::to_string(size) + ", more than 1 PB");
                 // A row must say what ran: likwid-bench on another size than ccnuma's is no peer.
                 if (!same_size(size, requested, arrays, threads)) {

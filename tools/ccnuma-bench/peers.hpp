@@ -32,12 +32,15 @@ bool streams(const std::string& kernel);
 ///
 /// Each call runs in a process group of its own, killed with everything in it when `timeout`
 /// seconds pass (0: 30 s plus 10 times what the call's bytes take at 1 GB/s) or when the peer
-/// exits leaving a child that holds its output. Its output is validated: "Time", "Iterations
-/// per thread" and "Size (Byte)" must be finite numbers above 0, "Size (Byte)" the size asked for
-/// (same_size; else the error names both sizes), and the bandwidth they give at
-/// most 10 times the machine's plausible bandwidth (the L1 ceiling
-/// of `threads` threads, see peers.cpp). Each failure throws std::runtime_error, one line
-/// naming the peer and the field.
+/// exits leaving a child that holds its output. Its output is validated: "Time", "Iterations",
+/// "Iterations per thread" and "Size (Byte)" must be finite numbers above 0 with nothing else on
+/// their lines but "sec" after the time, the counts whole; "Iterations" `threads` times
+/// "Iterations per thread" (the row's thread count is what ran); "Time" no longer than the whole
+/// call; "Size (Byte)" the size asked for (same_size; else the error names both sizes), and the
+/// bandwidth they give at most 10 times the machine's plausible bandwidth (the L1 ceiling of
+/// `threads` threads, see peers.cpp). A likwid-bench that fails (a non-zero exit, a signal),
+/// here or in likwid_kernels' `likwid-bench -a`, is that failure with the end of its output.
+/// Each failure throws std::runtime_error, one line naming the peer and the field.
 variant likwid(const std::string& kernel, std::size_t n, unsigned threads, unsigned arrays, std::size_t* actual_n,
                double timeout = 0);
 
