@@ -327,6 +327,12 @@ def plot_test(binary):
         check(len(ratios) == 1 and " 6 curves: " in ratios[0] and "over the best baseline" in ratios[0]
               and "over the best expert loop" in ratios[0], "the ratio panel: %s" % drew)
         check(ratios[0].count("(2 of 2 points without an interval)") == 6, "points without an interval: %s" % ratios)
+        # No two of 40 curves in a panel look alike (a stream run with peers draws 22; the
+        # default cycle of 10 colours drew pairs of curves identically).
+        plot_dir = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "tools", "ccnuma-bench")
+        rc, out, err = run(["/usr/bin/python3", "-c", "import sys; sys.path.insert(0, %r); import plot; s = plot.CurveStyles(); "
+                            "print(len({s(k) for k in range(40)}), s(0) == s(0), s(40) == s(0))" % plot_dir])
+        check(rc == 0 and out.split() == ["40", "True", "True"], "40 distinct curve styles, one per key: %r %r" % (out, err))
         check(any(l.startswith("sum: GB/s against threads [1, 2]") for l in drew), "sum against threads: %s" % drew)
     print("ok: plot writes a PNG")
 

@@ -38,10 +38,16 @@ def item1(binary):
         # asked it is a baseline of the rows beside it. Timed inside one region, a 1 us sweep
         # is not fork/join-bound. Paired ratios, every row's, sit on the median aggregate alone.
         js = os.path.join(tmp, "rounded.json")
+        placed = ("printf 'Allocate: Process running on hwthread 9 (Domain N)\\n"
+                  "Group: 0 Thread 0 Global Thread 0 running on hwthread 7 - Vector length 496 Offset 0\\n"
+                  "Group: 0 Thread 1 Global Thread 1 running on hwthread 5 - Vector length 496 Offset 496\\n'\n")
         rc, _, err = i23.run([binary, "triad", "--peers", "--threads", "2", "--json", js] + i23.TINY,
-                             i23.fake_likwid(tmp, i23.likwid_output(size="31744", time_="0.000001")))
+                             i23.fake_likwid(tmp, placed + i23.likwid_output(size="31744", time_="0.000001")))
         i23.check(rc == 0, "Issue35_1: a size within likwid's rounding passes: %r" % err)
         doc = json.load(open(js))
+        # Where likwid-bench's threads ran, from its Group lines (not the allocating process's).
+        i23.check(any("likwid-bench ran its 2 threads on hwthreads 7,5 " in n for n in doc["context"]["notes"]),
+                  "Issue35_1: the note says where likwid's threads ran: %r" % doc["context"]["notes"])
         bench = doc["benchmarks"]
         peers = [b for b in bench if b["variant"].startswith("likwid-bench")]
         i23.check(peers and all(b["n"] == 992 for b in peers), "Issue35_1: likwid rows say the N they ran: %r"

@@ -166,6 +166,25 @@ bool peer_row(result& r, std::size_t asked, report& out, const std::string& wher
     return false;
 }
 
+/// Where likwid-bench's threads ran (peers::ran::hwthreads), one note for a group of rows when
+/// every peer ran on the same hardware threads, else one per peer: likwid-bench -W N: places
+/// thread t on the t-th CPU of its mask, whatever binding ccnuma's rows ran under (the context's
+/// binding line), which on a multi-socket machine can put them on other sockets. rs[own + k] is
+/// the row of ran[k].
+void note_peer_threads(const std::vector<result>& rs, std::size_t own, const std::vector<peers::ran>& ran, unsigned t, report& out,
+                       const std::string& where) {
+    const auto text = [](const std::string& h) { return h.empty() ? std::string("hardware threads it did not print") : "hwthreads " + h; };
+    const std::string why = " (likwid-bench -W N: thread t on the t-th CPU of its mask; the other rows' threads: the binding line above)";
+    bool same = true;
+    for (const auto& r : ran) same = same && r.hwthreads == ran.front().hwthreads;
+    if (ran.empty()) return;
+    if (same) {
+        out.note(where + ": likwid-bench ran its " + thr(t) + " on " + text(ran.front().hwthreads) + why);
+        return;
+    }
+    for (std::size_t k = 0; k < ran.size(); ++k) out.note(where + ": " + rs[own + k].variant + " ran its " + thr(t) + " on " + text(ran[k].hwthreads) + why);
+}
+
 /// Streaming against regular stores at one n: the paired ratio of ccnuma::vector's two forced
 /// modes, which the harness ran back to back in every round.
 struct store_duel {
@@ -271,7 +290,7 @@ void triad(const options& o, report& out) {
                 for (std::size_t k = 0; k < 2; ++k) v[k].fresh = [&] { r = raw_arrays(n); };
                 for (std::size_t k = 2; k < own; ++k) v[k].fresh = [&] { e = vec_arrays(n, policy); };
             }
-            std::vector<std::size_t> peer_n(likwid.size(), n);
+            std::vector<peers::ran> peer_n(likwid.size(), {n, {}});
             for (std::size_t k = 0; k < likwid.size(); ++k) {
                 v.push_back(peers::likwid(likwid[k], n, t, 4, &peer_n[k], o.peer_timeout.value_or(0)));
                 roles.push_back({true, peers::streams(likwid[k]), true});
@@ -291,13 +310,14 @@ void triad(const options& o, report& out) {
             std::vector<result> rs;
             const std::string where = "triad n = " + std::to_string(n) + ", " + thr(t);
             for (std::size_t k = 0; k < v.size(); ++k) {
-                const std::size_t ran = k < own ? n : peer_n[k - own];
+                const std::size_t ran = k < own ? n : peer_n[k - own].n;
                 const double nn = static_cast<double>(ran);
                 // 3 loads and 1 store of 8 bytes, 2 flops; write-allocate reads the stored line
                 // once more, except with non-temporal stores.
                 rs.push_back(bandwidth("triad", v[k].name, ran, t, m, k, 32 * nn, (*roles[k].streaming ? 32 : 40) * nn, 2 * nn));
                 if (k >= own) roles[k].comparable = peer_row(rs.back(), n, out, where);
             }
+            note_peer_threads(rs, own, peer_n, t, out, where);
             duels[t].push_back({n, stats_paired::paired_ratio(rs[4].values, rs[3].values)});
             rate(rs, roles, out, where);
             for (auto& r2 : rs) out.add(std::move(r2));
@@ -370,7 +390,7 @@ void stream(const options& o, report& out) {
             std::vector<row_role> roles;
             std::vector<int> which;  // the STREAM kernel of each variant
             std::vector<double> elements;
-            std::vector<std::vector<std::size_t>> peer_n(4);
+            std::vector<std::vector<peers::ran>> peer_n(4);
             for (int k = 0; k < 4; ++k) {
                 const auto idx = static_cast<std::size_t>(k);
                 v.push_back(timed(std::string(names[k]) + ", expert loop, regular stores", hand(k, expert::stores::regular)));
@@ -390,7 +410,7 @@ void stream(const options& o, report& out) {
                     };
                 }
                 const auto& peer = k == 0 ? peer_copy : k == 3 ? peer_triad : std::vector<std::string>{};
-                peer_n[idx].assign(peer.size(), n);
+                peer_n[idx].assign(peer.size(), {n, {}});
                 for (std::size_t p = 0; p < peer.size(); ++p) {
                     v.push_back(peers::likwid(peer[p], n, t, k == 0 ? 2 : 3, &peer_n[idx][p], o.peer_timeout.value_or(0)));
                     roles.push_back({true, peers::streams(peer[p]), true});
@@ -420,7 +440,7 @@ void stream(const options& o, report& out) {
                 for (std::size_t i = 0; i < v.size(); ++i) {
                     if (which[i] != k) continue;
                     const bool peer = roles[i].peer;
-                    const std::size_t ran = peer ? peer_n[static_cast<std::size_t>(k)][peer_index++] : n;
+                    const std::size_t ran = peer ? peer_n[static_cast<std::size_t>(k)][peer_index++].n : n;
                     const double nn = static_cast<double>(ran);
                     const double w = words[k];
                     rs.push_back(bandwidth("stream", v[i].name, ran, t, m, i, 8 * w * nn, 8 * (w + (*roles[i].streaming ? 0 : 1)) * nn,
@@ -428,6 +448,7 @@ void stream(const options& o, report& out) {
                     rr.push_back(roles[i]);
                     if (peer) rr.back().comparable = peer_row(rs.back(), n, out, where);
                 }
+                note_peer_threads(rs, 3, peer_n[static_cast<std::size_t>(k)], t, out, where);
                 rate(rs, rr, out, where);
                 for (auto& r2 : rs) out.add(std::move(r2));
             }
@@ -526,7 +547,7 @@ void sum(const options& o, report& out) {
                 v[2].fresh = [&] { vb = cvec(n, [](std::size_t i) { return value(i, 1); }, policy); };
                 for (std::size_t k = 3; k < own; ++k) v[k].fresh = [&] { sb = seg_t(n, [](std::size_t i) { return value(i, 1); }); };
             }
-            std::vector<std::size_t> peer_n(likwid.size(), n);
+            std::vector<peers::ran> peer_n(likwid.size(), {n, {}});
             for (std::size_t k = 0; k < likwid.size(); ++k) {
                 v.push_back(peers::likwid(likwid[k], n, t, 1, &peer_n[k], o.peer_timeout.value_or(0)));
                 roles.push_back({true, {}, true});
@@ -537,11 +558,12 @@ void sum(const options& o, report& out) {
             std::vector<result> rs;
             const std::string where = "sum n = " + std::to_string(n) + ", " + thr(t);
             for (std::size_t k = 0; k < v.size(); ++k) {
-                const std::size_t ran = k < own ? n : peer_n[k - own];
+                const std::size_t ran = k < own ? n : peer_n[k - own].n;
                 const double nn = static_cast<double>(ran);
                 rs.push_back(bandwidth("sum", v[k].name, ran, t, m, k, 8 * nn, 8 * nn, nn));
                 if (k >= own) roles[k].comparable = peer_row(rs.back(), n, out, where);
             }
+            note_peer_threads(rs, own, peer_n, t, out, where);
             rate(rs, roles, out, where);
             for (auto& r2 : rs) out.add(std::move(r2));
         }

@@ -171,6 +171,22 @@ double field(const std::string& output, const std::string& key, const std::strin
     return v;
 }
 
+/// The hardware threads of likwid-bench's "Group: ... running on hwthread X - ..." lines, in
+/// their order, as "0,1"; the allocating process's own "running on" line is not a thread's.
+std::string hwthreads(const std::string& output) {
+    std::string list;
+    std::stringstream lines(output);
+    for (std::string line; std::getline(lines, line);) {
+        const auto at = line.find(" running on hwthread ");
+        if (line.rfind("Group:", 0) != 0 || at == std::string::npos) continue;
+        const char* p = line.c_str() + at + std::strlen(" running on hwthread ");
+        char* end = nullptr;
+        const long cpu = std::strtol(p, &end, 10);
+        if (end != p && cpu >= 0) list += (list.empty() ? "" : ",") + std::to_string(cpu);
+    }
+    return list;
+}
+
 /// field() for a count: also a whole number.
 double count_field(const std::string& output, const std::string& key, const std::string& peer) {
     const double v = field(output, key, peer);
@@ -242,7 +258,7 @@ std::vector<std::string> likwid_kernels(const std::string& family, double timeou
 
 bool streams(const std::string& kernel) { return kernel.find("_mem") != std::string::npos; }
 
-variant likwid(const std::string& kernel, std::size_t n, unsigned threads, unsigned arrays, std::size_t* actual_n,
+variant likwid(const std::string& kernel, std::size_t n, unsigned threads, unsigned arrays, ran* what_ran,
                double timeout) {
     const std::string exe = find_on_path("likwid-bench");
     // -W domain:size:threads. The size is all the kernel's vectors together; "N" is the whole node
@@ -250,7 +266,7 @@ variant likwid(const std::string& kernel, std::size_t n, unsigned threads, unsig
     const double requested = 8.0 * arrays * static_cast<double>(n);
     const std::string workgroup = "N:" + likwid_size(requested) + ":" + std::to_string(threads);
     const double ceiling = 10 * plausible_gbs(threads);
-    return {"likwid-bench " + kernel, [exe, kernel, workgroup, actual_n, arrays, n, timeout, ceiling, requested,
+    return {"likwid-bench " + kernel, [exe, kernel, workgroup, what_ran, arrays, n, timeout, ceiling, requested,
                                        threads](std::size_t batch) {
                 const std::string peer = "likwid-bench -t " + kernel + " -W " + workgroup;
                 const double bytes = 8.0 * arrays * static_cast<double>(n) * static_cast<double>(batch);
@@ -294,7 +310,10 @@ variant likwid(const std::string& kernel, std::size_t n, unsigned threads, unsig
                                   time, per_thread, size, gbs, ceiling / 10);
                     throw std::runtime_error(peer + line);
                 }
-                if (actual_n) *actual_n = std::max<std::size_t>(1, static_cast<std::size_t>(size / (8.0 * arrays)));
+                if (what_ran) {
+                    what_ran->n = std::max<std::size_t>(1, static_cast<std::size_t>(size / (8.0 * arrays)));
+                    what_ran->hwthreads = hwthreads(out);
+                }
                 return time / per_thread * static_cast<double>(batch);
             }};
 }

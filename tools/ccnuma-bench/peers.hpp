@@ -25,10 +25,20 @@ std::vector<std::string> likwid_kernels(const std::string& family, double timeou
 /// Whether a likwid kernel stores around the caches (its name has _mem_).
 bool streams(const std::string& kernel);
 
+/// What a likwid-bench call ran, by its own output: the vector length ("Size (Byte)" over the
+/// arrays' bytes, likwid-bench's rounding of n) and the hardware threads its threads ran on.
+struct ran {
+    std::size_t n = 0;
+    /// The "running on hwthread" of its "Group:" lines in thread order ("0,1"); empty where it
+    /// printed none. likwid-bench -W N: places thread t on the t-th CPU of its mask, whatever
+    /// binding ccnuma's own rows ran under.
+    std::string hwthreads;
+};
+
 /// A harness variant that runs `likwid-bench -t kernel` on `n` elements per array and
 /// `threads` threads, batch iterations, and returns the time likwid-bench measured itself.
 /// `arrays` is the kernel's number of arrays (likwid-bench's -W size is all of them together);
-/// `actual_n` receives the vector length likwid-bench rounded n to.
+/// `what_ran` receives what the last call ran (struct ran).
 ///
 /// Each call runs in a process group of its own, killed with everything in it when `timeout`
 /// seconds pass (0: 30 s plus 10 times what the call's bytes take at 1 GB/s) or when the peer
@@ -41,7 +51,7 @@ bool streams(const std::string& kernel);
 /// `threads` threads, see peers.cpp). A likwid-bench that fails (a non-zero exit, a signal),
 /// here or in likwid_kernels' `likwid-bench -a`, is that failure with the end of its output.
 /// Each failure throws std::runtime_error, one line naming the peer and the field.
-variant likwid(const std::string& kernel, std::size_t n, unsigned threads, unsigned arrays, std::size_t* actual_n,
+variant likwid(const std::string& kernel, std::size_t n, unsigned threads, unsigned arrays, ran* what_ran,
                double timeout = 0);
 
 /// The size of likwid-bench's -W argument for `bytes`: likwid-bench 5.2 reads the number into a

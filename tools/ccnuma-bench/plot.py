@@ -473,6 +473,26 @@ def source_labels(paths):
     return [b if base.count(b) == 1 else p for b, p in zip(base, paths)]
 
 
+# Colours and markers of a panel's curves: the 20 colours of tab20 (its 10 hues first, then
+# their light twins) by 8 markers, so that no two of 40 curves look alike; matplotlib's own
+# cycle repeats its 10 colours, and a stream run with peers draws 22 curves.
+MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*")
+
+
+class CurveStyles:
+    """A (colour, marker) per key, in the order keys are first asked for."""
+
+    def __init__(self):
+        import matplotlib
+        colours = matplotlib.colormaps["tab20"].colors
+        self.colours = [colours[i] for i in list(range(0, 20, 2)) + list(range(1, 20, 2))]
+        self.keys = {}
+
+    def __call__(self, key):
+        i = self.keys.setdefault(key, len(self.keys))
+        return self.colours[i % len(self.colours)], MARKERS[i % len(MARKERS)]
+
+
 def draw_ratios(ax, kernel, mine, name):
     """ccnuma's rows against N as paired ratios (the Hodges-Lehmann estimate) with their 95%
     intervals: over the best baseline (solid) and over the expert loop of the same stores
@@ -487,7 +507,7 @@ def draw_ratios(ax, kernel, mine, name):
                 curves.append(c)
     teams = sorted({c[2] for c in curves})
     names = []
-    colours = {}
+    style = CurveStyles()
     for source, variant, t, r in curves:
         ks = sorted((k for k in mine if (k[1], k[2], k[4]) == (source, variant, t) and r in mine[k].get("ratios", {})),
                     key=lambda k: k[3])
@@ -496,16 +516,16 @@ def draw_ratios(ax, kernel, mine, name):
         lo = [mine[k]["ratios"][r][1] for k in ks]
         hi = [mine[k]["ratios"][r][2] for k in ks]
         label = name(source, variant) + (", %d thr" % t if len(teams) > 1 else "") + " " + RATIOS[r]
-        colour = colours.setdefault((source, variant, t), "C%d" % (len(colours) % 10))
+        colour, marker = style((source, variant, t))
         ax.plot(xs, est, color=colour, linestyle="-" if r == "vs_best" else ":", label=label)
         full = [i for i in range(len(xs)) if lo[i] is not None and hi[i] is not None]
         bare = [i for i in range(len(xs)) if i not in full]
         if full:
             ax.errorbar([xs[i] for i in full], [est[i] for i in full],
                         yerr=[[est[i] - lo[i] for i in full], [hi[i] - est[i] for i in full]],
-                        fmt="o", capsize=3, color=colour)
+                        fmt=marker, capsize=3, color=colour)
         if bare:
-            ax.plot([xs[i] for i in bare], [est[i] for i in bare], "o", markerfacecolor="none", color=colour)
+            ax.plot([xs[i] for i in bare], [est[i] for i in bare], marker, markerfacecolor="none", color=colour)
         names.append(label + ("" if not bare else " (%d of %d points without an interval)" % (len(bare), len(xs))))
     ax.axhline(1.0, color="black", linewidth=0.8)
     ax.axhline(0.95, color="tab:red", linewidth=0.8, linestyle="--", label="0.95")
@@ -652,6 +672,7 @@ def main(argv):
                     curves.append(c)
             held_all = sorted({c[2] for c in curves})
             curve_names = []
+            style = CurveStyles()
             for source, variant, held in curves:
                 ks = sorted((k for k in mine if (k[1], k[2], k[held_at]) == (source, variant, held)), key=lambda k: k[x_at])
                 xs = [k[x_at] for k in ks]
@@ -660,9 +681,11 @@ def main(argv):
                 label = name(source, variant)
                 if len(held_all) > 1:
                     label += ", %d thr" % held if kind == "n" else ", N = %d" % held
-                # The held coordinate (threads, or N) in the line style, the variant in the colour.
-                style = ["-", "--", ":", "-."][held_all.index(held) % 4]
-                ax.errorbar(xs, med, yerr=err, marker="o", capsize=3, label=label, linestyle=style)
+                # The held coordinate (threads, or N) in the line style, the variant (and file) in
+                # the colour and marker, the same at every held value.
+                colour, marker = style((source, variant))
+                ax.errorbar(xs, med, yerr=err, marker=marker, color=colour, capsize=3, label=label,
+                            linestyle=["-", "--", ":", "-."][held_all.index(held) % 4])
                 curve_names.append(label)
             xs_all = sorted({k[x_at] for k in mine})
             if kind == "n":
