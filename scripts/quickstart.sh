@@ -43,6 +43,12 @@ def rows(name):
         return list(csv.DictReader(f))
 def counters(r):
     return {k: float(v) for k, v in (c.split("=") for c in r["counters"].split(";") if c)}
+def rt(x):  # ccnuma-bench's ratio_text: a value other than 1 never printed as 1.000
+    for d in range(3, 7):
+        t = "%.*f" % (d, x)
+        if x == 1 or float(t) != 1:
+            break
+    return t
 host = {(r["kernel"], r["variant"]): r for r in rows("placement.csv")}
 vm = {(r["kernel"], r["variant"]): r for r in rows("placement-vm.csv")}
 if not vm:
@@ -55,7 +61,7 @@ def vs_ft(c):
     if "vs_first_touch" not in c:
         return "-"
     lo, hi = c.get("vs_first_touch_lo"), c.get("vs_first_touch_hi")
-    return "%.3f%s" % (c["vs_first_touch"], "*" if lo is not None and (lo > 1 or hi < 1) else "")
+    return "%s%s" % (rt(c["vs_first_touch"]), "*" if lo is not None and (lo > 1 or hi < 1) else "")
 medians = []
 for (kernel, variant), r in host.items():
     if kernel != "placement-triad":
@@ -73,13 +79,7 @@ print("largest / smallest median here: triad %.3f, sum %.3f (this machine has on
 print("/ f.t.: paired ratio over the raw parallel first touch, '*' where its 95% interval excludes 1 (the notes above give the intervals)")
 print()
 print("2. the containers' code against the expert's loops here: paired ratio [95% interval] over 11 repetitions")
-print("%-38s %8s %9s %22s %22s  %s" % ("row", "GB/s", "stores", "/ best of its stores", "/ best baseline", "verdict (the first ratio)"))
-def rt(x):  # ccnuma-bench's ratio_text: a value other than 1 never printed as 1.000
-    for d in range(3, 7):
-        t = "%.*f" % (d, x)
-        if x == 1 or float(t) != 1:
-            break
-    return t
+print("%-38s %8s %9s %22s %22s  %s" % ("row", "GB/s", "stores", "/ best of its stores", "/ best baseline", "verdict (its stores, or the best baseline's)"))
 def ratio(c, key):
     lo, hi = c.get(key + "_lo"), c.get(key + "_hi")
     return ("%s [%s, %s]" % (rt(c[key]), rt(lo), rt(hi)) if lo is not None else rt(c[key])), lo, hi

@@ -225,7 +225,9 @@ def item5(binary):
              ("fractional iterations", likwid_output(iterations="0.5"), '"Iterations per thread" is 0.5'),
              ("one thread's iterations", "printf 'Size (Byte):\\t32000\\nTime:\\t0.0001 sec\\nIterations:\\t1\\n"
               "Iterations per thread:\\t1\\n'", '"Iterations" 1 is not 2 threads of 1'),
-             ("time beyond the call", likwid_output(time_="100"), '"Time" 100 s is longer than the whole call')]
+             ("time beyond the call", likwid_output(time_="100"), '"Time" 100 s is longer than the whole call'),
+             ("empty time", "printf 'Size (Byte):\\t32000\\nTime:\\n5\\nIterations:\\t2\\nIterations per thread:\\t1\\n'",
+              '"Time" is "", not a finite number')]
     with tempfile.TemporaryDirectory() as tmp:
         for name, body, expect in cases:
             refused(binary, ["triad", "--peers", "--threads", "2"] + TINY, tmp, "Issue23_5 " + name, expect,

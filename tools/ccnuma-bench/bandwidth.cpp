@@ -150,7 +150,7 @@ void rate(std::vector<result>& rs, const std::vector<row_role>& roles, report& o
     }
 }
 
-/// A likwid-bench row, built with the N it ran (peers::likwid's actual_n, from its "Size
+/// A likwid-bench row, built with the N it ran (peers::ran::n, from its "Size
 /// (Byte)"): likwid-bench rounds each thread's share to a multiple of its loop's stride, so a
 /// row can say 992 beside ccnuma's 1000. Within 1% of `asked` it is the same experiment and a
 /// baseline of the rows at `asked`; beyond (16 for 31) it is shown with its N and the note

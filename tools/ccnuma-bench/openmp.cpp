@@ -2,6 +2,7 @@
 // synchronization overhead and nested STREAM, bound and unbound (the binding paper).
 
 #include "kernels.hpp"
+#include "paired.hpp"
 #include "stats.hpp"
 
 #include <ccnuma/binding.hpp>
@@ -98,6 +99,8 @@ struct fs_team {
 };
 
 std::string ratio_text(const stats_paired::interval& r) {
+    if (r.pairs == 0) return "no pairs";
+    if (!(std::isfinite(r.hi) && r.lo > 0)) return stats_paired::ratio_text(r.estimate) + " (no interval)";
     return stats_paired::ratio_text(r.estimate) + " [" + stats_paired::ratio_text(r.lo) + ", " + stats_paired::ratio_text(r.hi) + "]";
 }
 
@@ -181,16 +184,9 @@ void false_sharing(const options& o, report& out) {
                 if (k < m.cpu_seconds.size()) r.cpu_seconds = m.cpu_seconds[k];
                 r.unit = "Mupd/s";
                 for (double sec : r.seconds) r.values.push_back(static_cast<double>(n) / sec / 1e6);
-                if (k % 4 == 0 || k % 4 == 2) {
-                    const auto over = stats_paired::paired_ratio(s[k], s[k + 1]);
-                    r.counters[k % 4 == 0 ? "time_over_static" : "time_over_per_thread"] = over.estimate;
-                }
-                if (th > 1 && (k % 4 == 0 || k % 4 == 2)) {
-                    const auto& fs = k % 4 == 0 ? schedule_alone : layout_alone;
-                    r.counters["false_sharing_alone"] = fs.estimate;
-                    r.counters["false_sharing_alone_lo"] = fs.lo;
-                    r.counters["false_sharing_alone_hi"] = fs.hi;
-                }
+                if (k % 4 == 0 || k % 4 == 2)
+                    put_ratio(r, k % 4 == 0 ? "time_over_static" : "time_over_per_thread", stats_paired::paired_ratio(s[k], s[k + 1]));
+                if (th > 1 && (k % 4 == 0 || k % 4 == 2)) put_ratio(r, "false_sharing_alone", k % 4 == 0 ? schedule_alone : layout_alone);
                 out.add(std::move(r));
             }
             if (control_only) continue;
@@ -552,12 +548,7 @@ sync_overheads add_sync_rows(report& out, const std::vector<variant>& v, const m
             r.counters["rebinds_per_construct"] =
                 static_cast<double>(rebinds[k]) / static_cast<double>(std::max<std::size_t>(1, timed_constructs[k]));
             if (k % 2 == 0) {  // bound, after its unbound twin
-                const auto ratio = stats_paired::paired_ratio(s[k], s[k - 1]);
-                r.counters["vs_unbound"] = ratio.estimate;
-                if (std::isfinite(ratio.hi)) {  // too few pairs have no interval
-                    r.counters["vs_unbound_lo"] = ratio.lo;
-                    r.counters["vs_unbound_hi"] = ratio.hi;
-                }
+                put_ratio(r, "vs_unbound", stats_paired::paired_ratio(s[k], s[k - 1]));
             }
         }
         out.add(std::move(r));

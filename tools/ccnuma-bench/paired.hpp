@@ -12,17 +12,26 @@
 
 namespace bench {
 
-/// r over `reference`, paired by round: counter `label` holds the estimate and, where the 95%
-/// interval is finite, label_lo and label_hi its bounds. Returns the interval. Without a single
-/// pair (no repetition gave both sides a positive finite figure) no counter is written.
-inline stats_paired::interval pair_with(result& r, const result& reference, const std::string& label) {
-    const auto iv = stats_paired::paired_ratio(r.values, reference.values);
-    if (iv.pairs == 0) return iv;
+/// A paired ratio as r's counters: `label` holds the estimate and, where the 95% interval is
+/// finite, label_lo and label_hi its bounds, all three named in r.ratios. Without a single pair
+/// (no repetition gave both sides a positive finite figure) nothing is written: no ratio, not
+/// a NaN or a 1. The one place a paired ratio becomes counters.
+inline void put_ratio(result& r, const std::string& label, const stats_paired::interval& iv) {
+    if (iv.pairs == 0) return;
     r.counters[label] = iv.estimate;
+    r.ratios.insert(label);
     if (std::isfinite(iv.hi) && iv.lo > 0) {
         r.counters[label + "_lo"] = iv.lo;
         r.counters[label + "_hi"] = iv.hi;
+        r.ratios.insert(label + "_lo");
+        r.ratios.insert(label + "_hi");
     }
+}
+
+/// r over `reference`, paired by round, as counter `label` (put_ratio). Returns the interval.
+inline stats_paired::interval pair_with(result& r, const result& reference, const std::string& label) {
+    const auto iv = stats_paired::paired_ratio(r.values, reference.values);
+    put_ratio(r, label, iv);
     return iv;
 }
 

@@ -18,6 +18,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <map>
 #include <set>
 #include <sstream>
 #include <stdexcept>
@@ -152,7 +153,10 @@ double field(const std::string& output, const std::string& key, const std::strin
     if (p == std::string::npos) throw std::runtime_error(peer + ": its output has no \"" + key + "\" field");
     const char* text = out.c_str() + p + key.size() + 2;
     char* end = nullptr;
-    const double v = std::strtod(text, &end);
+    // An empty value: strtod would skip the newline and read the next line's number.
+    while (*text == ' ' || *text == '\t') ++text;
+    const double v = *text == '\n' || *text == '\r' ? 0.0 : std::strtod(text, &end);
+    if (*text == '\n' || *text == '\r') end = const_cast<char*>(text);
     // After the number only blanks, and "sec" after the time, up to the end of the line: a value
     // with anything else in its line ("32000000garbage") is not the number it starts with.
     const char* rest = end;
@@ -171,27 +175,32 @@ double field(const std::string& output, const std::string& key, const std::strin
     return v;
 }
 
-/// The hardware threads of likwid-bench's "Group: ... running on hwthread X - ..." lines, in
-/// their order, as "0,1"; the allocating process's own "running on" line is not a thread's.
+/// The hardware threads of likwid-bench's "Group: 0 Thread 0 Global Thread G running on
+/// hwthread X - ..." lines, as "X0,X1,..." by global thread G: its threads print those lines
+/// in whatever order they get there. The allocating process's own "running on" line is not a
+/// thread's.
 std::string hwthreads(const std::string& output) {
-    std::string list;
+    std::map<long, long> by_thread;
     std::stringstream lines(output);
     for (std::string line; std::getline(lines, line);) {
-        const auto at = line.find(" running on hwthread ");
-        if (line.rfind("Group:", 0) != 0 || at == std::string::npos) continue;
+        const auto global = line.find(" Global Thread "), at = line.find(" running on hwthread ");
+        if (line.rfind("Group:", 0) != 0 || global == std::string::npos || at == std::string::npos) continue;
+        const char* g = line.c_str() + global + std::strlen(" Global Thread ");
         const char* p = line.c_str() + at + std::strlen(" running on hwthread ");
-        char* end = nullptr;
-        const long cpu = std::strtol(p, &end, 10);
-        if (end != p && cpu >= 0) list += (list.empty() ? "" : ",") + std::to_string(cpu);
+        char *g_end = nullptr, *p_end = nullptr;
+        const long thread = std::strtol(g, &g_end, 10), cpu = std::strtol(p, &p_end, 10);
+        if (g_end != g && p_end != p && thread >= 0 && cpu >= 0) by_thread[thread] = cpu;
     }
+    std::string list;
+    for (const auto& [thread, cpu] : by_thread) list += (list.empty() ? "" : ",") + std::to_string(cpu);
     return list;
 }
 
 /// field() for a count: also a whole number.
 double count_field(const std::string& output, const std::string& key, const std::string& peer) {
     const double v = field(output, key, peer);
-    if (v != std::floor(v) || v > 1e15)
-        throw std::runtime_error(peer + ": \"" + key + "\" is " + std::to_string(v) + ", not a whole number");
+    if (v > 1e15) throw std::runtime_error(peer + ": \"" + key + "\" is " + std::to_string(v) + ", more than 10^15");
+    if (v != std::floor(v)) throw std::runtime_error(peer + ": \"" + key + "\" is " + std::to_string(v) + ", not a whole number");
     return v;
 }
 

@@ -29,8 +29,8 @@ bool streams(const std::string& kernel);
 /// arrays' bytes, likwid-bench's rounding of n) and the hardware threads its threads ran on.
 struct ran {
     std::size_t n = 0;
-    /// The "running on hwthread" of its "Group:" lines in thread order ("0,1"); empty where it
-    /// printed none. likwid-bench -W N: places thread t on the t-th CPU of its mask, whatever
+    /// The "running on hwthread" of its "Group:" lines by global thread number ("0,1"); empty
+    /// where it printed none. likwid-bench -W N: places thread t on the t-th CPU of its mask, whatever
     /// binding ccnuma's own rows ran under.
     std::string hwthreads;
 };

@@ -112,7 +112,7 @@ def read_json(path):
         p = points.setdefault((kernel, variant, n, threads), {"unit": unit})
         p[b["aggregate_name"]] = number(b.get(unit), "%s: %s" % (where, unit))
         # A ccnuma row's paired ratios to the best baseline and to the expert's loop, with their
-        # 95% intervals (the same counters in every entry of the row; one interval needs pairs).
+        # 95% intervals (on the median aggregate alone; an interval needs enough pairs).
         if b["aggregate_name"] == "median":
             for r in RATIOS:
                 if r in b:
@@ -517,15 +517,16 @@ def draw_ratios(ax, kernel, mine, name):
         hi = [mine[k]["ratios"][r][2] for k in ks]
         label = name(source, variant) + (", %d thr" % t if len(teams) > 1 else "") + " " + RATIOS[r]
         colour, marker = style((source, variant, t))
-        ax.plot(xs, est, color=colour, linestyle="-" if r == "vs_best" else ":", label=label)
+        # The curve with hollow markers (its legend entry shows colour, marker and line style);
+        # the points with an interval are filled over them, with their bars.
+        ax.plot(xs, est, color=colour, marker=marker, markerfacecolor="none",
+                linestyle="-" if r == "vs_best" else ":", label=label)
         full = [i for i in range(len(xs)) if lo[i] is not None and hi[i] is not None]
         bare = [i for i in range(len(xs)) if i not in full]
         if full:
             ax.errorbar([xs[i] for i in full], [est[i] for i in full],
                         yerr=[[est[i] - lo[i] for i in full], [hi[i] - est[i] for i in full]],
                         fmt=marker, capsize=3, color=colour)
-        if bare:
-            ax.plot([xs[i] for i in bare], [est[i] for i in bare], marker, markerfacecolor="none", color=colour)
         names.append(label + ("" if not bare else " (%d of %d points without an interval)" % (len(bare), len(xs))))
     ax.axhline(1.0, color="black", linewidth=0.8)
     ax.axhline(0.95, color="tab:red", linewidth=0.8, linestyle="--", label="0.95")

@@ -136,7 +136,7 @@ void report::add(result r) {
     std::string extra;
     for (const auto& [k, x] : r.counters)
         extra += (extra.empty() ? "" : " ") + k + "=" +
-                 (k == "pages_local" ? fixed(100 * x, 1) + "%" : is_ratio_counter(k) ? stats_paired::ratio_text(x) : fmt(x));
+                 (k == "pages_local" ? fixed(100 * x, 1) + "%" : r.ratios.count(k) ? stats_paired::ratio_text(x) : fmt(x));
     for (const auto& f : r.flags) {
         std::string why = f;
         if (f == "fork/join-bound")

@@ -9,6 +9,7 @@
 #include <chrono>
 #include <cstddef>
 #include <map>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -31,8 +32,13 @@ struct result {
     bool higher_is_better = true;
     /// Bandwidth kernels: GB/s with write-allocate traffic, and MFlop/s, per repetition.
     std::vector<double> gbs_wa, mflops;
-    /// Facts that do not vary with the repetition: "pages_local" (fraction), "zero_pages", ...
+    /// Facts that do not vary with the repetition: "pages_local" (fraction), "zero_pages", ...,
+    /// and the paired ratios named in `ratios`.
     std::map<std::string, double> counters;
+    /// The counters that are paired ratios and their bounds (paired.hpp's put_ratio): an
+    /// estimate over all the repetitions, not a fact of each (report_json.cpp writes them on the
+    /// median aggregate alone; the table prints them with ratio_text).
+    std::set<std::string> ratios;
     /// Set by report::add: "fork/join-bound" (the median sweep is shorter than 5 empty parallel
     /// regions of the same team), "spread" (max/min of the seconds above 2), "oversubscribed"
     /// (more threads than allowed PUs). A flagged row's figure is not the kernel's.
@@ -45,10 +51,6 @@ struct result {
     bool forks_per_sweep = true;
 };
 
-/// Counters named vs_* are the row's paired ratios (paired.hpp): an estimate over all the
-/// repetitions, and its interval, not a fact of each repetition (report_json.cpp writes them on
-/// the median aggregate alone).
-inline bool is_ratio_counter(const std::string& name) { return name.rfind("vs_", 0) == 0; }
 
 /// A time series, one row per sample (jacobi: elapsed seconds, GB/s and pages local as NUMA
 /// balancing moves the pages). Written to the JSON's top-level "series" list beside Google

@@ -131,7 +131,7 @@ void append_result(json& list, const result& r, const std::string& name, int fam
     // aggregate: nullptr for a repetition's entry. A counter is a fact of the row, the same in
     // every repetition, so its entry in each repetition and in the mean, median, min and max
     // aggregates is the fact, and in stddev and cv 0, as Google Benchmark computes them. The
-    // paired ratios (is_ratio_counter) are estimates over all the repetitions: on the median
+    // paired ratios (result::ratios) are estimates over all the repetitions: on the median
     // aggregate alone, where the table prints them, never as if a repetition had its own.
     auto tail = [&](json& b, const char* aggregate, std::size_t iterations, double seconds, double cpu, double value, double wa,
                     double mf) {
@@ -148,7 +148,7 @@ void append_result(json& list, const result& r, const std::string& name, int fam
         b["n"] = r.n;
         const std::string agg = aggregate ? aggregate : "";
         for (const auto& [k, x] : r.counters) {
-            if (is_ratio_counter(k)) {
+            if (r.ratios.count(k)) {
                 if (agg == "median") b[k] = x;
             } else {
                 b[k] = agg == "stddev" || agg == "cv" ? 0.0 : x;
