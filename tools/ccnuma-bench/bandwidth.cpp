@@ -175,9 +175,8 @@ void note_peer_threads(const std::vector<result>& rs, std::size_t own, const std
                        const std::string& where) {
     const auto text = [](const std::string& h) { return h.empty() ? std::string("hardware threads it did not print") : "hwthreads " + h; };
     const std::string why = " (likwid-bench -W N: thread t on the t-th CPU of its mask; the other rows' threads: the binding line above)";
-    bool same = true;
-    for (const auto& r : ran) same = same && r.hwthreads == ran.front().hwthreads;
     if (ran.empty()) return;
+    const bool same = std::all_of(ran.begin(), ran.end(), [&](const peers::ran& r) { return r.hwthreads == ran.front().hwthreads; });
     if (same) {
         out.note(where + ": likwid-bench ran its " + thr(t) + " on " + text(ran.front().hwthreads) + why);
         return;

@@ -152,11 +152,15 @@ double field(const std::string& output, const std::string& key, const std::strin
     const auto p = out.find("\n" + key + ":");
     if (p == std::string::npos) throw std::runtime_error(peer + ": its output has no \"" + key + "\" field");
     const char* text = out.c_str() + p + key.size() + 2;
-    char* end = nullptr;
-    // An empty value: strtod would skip the newline and read the next line's number.
+    // An empty value is read as nothing: strtod would skip the newline and take the next line's number.
     while (*text == ' ' || *text == '\t') ++text;
-    const double v = *text == '\n' || *text == '\r' ? 0.0 : std::strtod(text, &end);
-    if (*text == '\n' || *text == '\r') end = const_cast<char*>(text);
+    double v = 0;
+    const char* end = text;
+    if (*text != '\n' && *text != '\r') {
+        char* parsed = nullptr;
+        v = std::strtod(text, &parsed);
+        end = parsed;
+    }
     // After the number only blanks, and "sec" after the time, up to the end of the line: a value
     // with anything else in its line ("32000000garbage") is not the number it starts with.
     const char* rest = end;
