@@ -25,7 +25,7 @@ import subprocess
 import sys
 import tempfile
 
-CSV_HEADER = ["kernel", "variant", "n", "threads", "reps", "batch", "seconds_median", "unit", "value_min",
+CSV_HEADER = ["kernel", "variant", "n", "n_counts", "n_group", "threads", "reps", "batch", "seconds_median", "unit", "value_min",
               "value_median", "value_max", "gbs_wa_min", "gbs_wa_median", "gbs_wa_max", "mflops_median",
               "pages_local", "counters", "flags", "fork_join_s"]
 # Google Benchmark's context keys in the order its json_reporter.cc writes them, then ccnuma's.
@@ -38,6 +38,10 @@ GB_RUN = ["name", "family_index", "per_family_instance_index", "run_name", "run_
           "threads", "iterations", "real_time", "cpu_time", "time_unit"]
 GB_AGG = ["name", "family_index", "per_family_instance_index", "run_name", "run_type", "repetitions", "threads",
           "aggregate_name", "aggregate_unit", "iterations", "real_time", "cpu_time", "time_unit"]
+# What each kernel's N counts, as the table, JSON, CSV and plot must say it: written out here,
+# not read from the tool, so that a kernel that says elements per array for a matrix order fails.
+N_COUNTS = {"dmvm": "matrix order (N x N doubles)", "spmv": "matrix rows", "jacobi": "grid side (N x N cells)",
+            "sync": "delay loop iterations"}
 REGEX_META = set(".^$*+?{}[]\\|()")
 ITERATION_KEYS = ["name", "family_index", "per_family_instance_index", "run_name", "run_type", "repetitions",
                   "repetition_index", "threads", "iterations", "real_time", "cpu_time", "time_unit", "label"]
@@ -98,7 +102,16 @@ def check_schema(doc, rows, header, kernel):
         check(med["iterations"] == reps, "an aggregate's iterations are the repetitions (%s, %s)" % (med["iterations"], reps))
         check([k for k in med if k in GB_AGG] == GB_AGG, "aggregate keys in Google Benchmark's order: %s" % list(med)[:13])
         check(med["aggregate_unit"] == "time" and med["name"] == n + "_median", "median aggregate named as Google Benchmark does")
+    said = N_COUNTS.get(kernel, "elements per array")
+    for b in bs:
+        check(b.get("n_counts") == said, "%s says its N counts %r, not %r" % (b["name"], b.get("n_counts"), said))
     check(header.split(",") == CSV_HEADER, "CSV header: " + header)
+    check(all(r["n_counts"] == said for r in rows), "CSV n_counts %s, not %r" % ({r["n_counts"] for r in rows}, said))
+    # Every row is its own group but a likwid-bench row within 1% of the N asked (its group).
+    for b in bs + rows:
+        n, g = int(b["n"]), int(b["n_group"])
+        peer = b["variant"].startswith("likwid-bench")
+        check(g == n or (peer and abs(n - g) <= 0.01 * g), "%s: n %d in the group %d" % (b["variant"], n, g))
     check(len(rows) == len(names), "one CSV row per JSON run (%d, %d)" % (len(rows), len(names)))
     for r in rows:
         check(float(r["value_median"]) >= 0 or r["unit"] == "us", "CSV value")
@@ -120,6 +133,7 @@ def kernel_test(binary, kernel, extra):
         doc, rows, header, out = run_kernel(binary, kernel, extra, tmp, env)
         check_schema(doc, rows, header, kernel)
         check("# compiler:" in out and "# ccnuma:" in out, "the context header is printed")
+        check("# N: %s\n" % N_COUNTS.get(kernel, "elements per array") in out, "the header says what N counts")
         if kernel == "stream":
             check("Best Rate MB/s" in out, "stream prints STREAM's table")
         if kernel == "triad":
@@ -319,11 +333,12 @@ def plot_test(binary):
         rc, _, err = run([binary, "sum", "--n", "10000", "--threads", "1,2", "--reps", "2", "--min-time", "0.001", "-q", "--csv", cs])
         check(rc == 0, "sum for the plot: " + err)
         drew = plot(binary, [js, cs], tmp)
-        check(any(l.startswith("triad: GB/s against N [1000, 10000]") for l in drew), "triad against N: %s" % drew)
+        check(any(l.startswith("triad: GB/s against N (elements per array) [1000, 10000]") for l in drew),
+              "triad against N: %s" % drew)
         # Issue 35: ccnuma's rows as paired ratios to the baselines, three rows of ours, each over
         # the best baseline and over the expert loop of its stores; 2 repetitions give no
         # interval, which the panel says of every point rather than drawing a bar of zero length.
-        ratios = [l for l in drew if l.startswith("triad: ratios against N [1000, 10000], threads [")]
+        ratios = [l for l in drew if l.startswith("triad: ratios against N (elements per array) [1000, 10000], threads [")]
         check(len(ratios) == 1 and " 6 curves: " in ratios[0] and "over the best baseline" in ratios[0]
               and "over the best expert loop" in ratios[0], "the ratio panel: %s" % drew)
         check(ratios[0].count("(2 of 2 points without an interval)") == 6, "points without an interval: %s" % ratios)
@@ -333,7 +348,8 @@ def plot_test(binary):
         rc, out, err = run(["/usr/bin/python3", "-c", "import sys; sys.path.insert(0, %r); import plot; s = plot.CurveStyles(); "
                             "print(len({s(k) for k in range(40)}), s(0) == s(0), s(40) == s(0))" % plot_dir])
         check(rc == 0 and out.split() == ["40", "True", "True"], "40 distinct curve styles, one per key: %r %r" % (out, err))
-        check(any(l.startswith("sum: GB/s against threads [1, 2]") for l in drew), "sum against threads: %s" % drew)
+        check(any(l.startswith("sum: GB/s against threads [1, 2], N (elements per array) [10000]") for l in drew),
+              "sum against threads: %s" % drew)
     print("ok: plot writes a PNG")
 
 
@@ -342,13 +358,31 @@ def plot_sweep_test(binary):
     with tempfile.TemporaryDirectory() as tmp:
         js = tiny(binary, ["sum", "--n", "1000,10000", "--threads", "1,2"], tmp, "sweep")
         drew = plot(binary, [js], tmp)
-        by_n = [l for l in drew if l.startswith("sum: GB/s against N [1000, 10000], threads [1, 2]")]
+        by_n = [l for l in drew if l.startswith("sum: GB/s against N (elements per array) [1000, 10000], threads [1, 2]")]
         check(len(by_n) == 1, "one N panel holding both thread counts: %s" % drew)
         curves = by_n[0].split(" curves: ")[1].split("; ")
         for t in (1, 2):
             check(any(c.endswith(", %d thr" % t) for c in curves), "a curve for %d thread(s): %s" % (t, curves))
-        check(any(l.startswith("sum: GB/s against threads [1, 2]") for l in drew), "a threads panel: %s" % drew)
-    print("ok: plot draws every thread count of a sweep")
+        check(any(l.startswith("sum: GB/s against threads [1, 2], N (elements per array) [1000, 10000]") for l in drew),
+              "a threads panel: %s" % drew)
+        # The axis says what each kernel's N counts: dmvm's is a matrix order, not elements per
+        # array. A file from before "n_counts" claims nothing; mixed with one that says, the
+        # axis says both.
+        dm = tiny(binary, ["dmvm", "--n", "100,200", "--threads", "1", "--variant", "outer"], tmp, "dmvm")
+        drew = plot(binary, [dm], tmp)
+        check(any(l.startswith("dmvm: GB/s against N (matrix order (N x N doubles)) [100, 200]") for l in drew),
+              "dmvm's N axis: %s" % drew)
+        old = json.load(open(dm))
+        for b in old["benchmarks"]:
+            del b["n_counts"]
+        bare = os.path.join(tmp, "old.json")
+        json.dump(old, open(bare, "w"))
+        drew = plot(binary, [bare], tmp)
+        check(any(l.startswith("dmvm: GB/s against N [100, 200]") for l in drew), "an old file's N axis: %s" % drew)
+        drew = plot(binary, [bare, dm], tmp)
+        check(any(l.startswith("dmvm: GB/s against N (matrix order (N x N doubles); not said) [100, 200]") for l in drew),
+              "old and new files: %s" % drew)
+    print("ok: plot draws every thread count of a sweep, and says what N counts")
 
 
 def plot_files_test(binary):
@@ -373,7 +407,7 @@ def plot_parts_test(binary):
         a = tiny(binary, ["sum", "--n", "1000,10000", "--threads", "1"], tmp, "t1")
         b = tiny(binary, ["sum", "--n", "1000,10000", "--threads", "2"], tmp, "t2")
         drew = plot(binary, [a, b], tmp)
-        by_t = [l for l in drew if l.startswith("sum: GB/s against threads [1, 2], N [1000, 10000]")]
+        by_t = [l for l in drew if l.startswith("sum: GB/s against threads [1, 2], N (elements per array) [1000, 10000]")]
         check(len(by_t) == 1, "one threads panel through both files: %s" % drew)
         curves = by_t[0].split(" curves: ")[1].split("; ")
         check(not any(".json]" in c for c in curves), "curves of one sweep name no file: %s" % curves)
@@ -439,6 +473,8 @@ def plot_bad_test(binary):
             "list.json": "[1, 2]",
             "null.json": json.dumps({"benchmarks": [dict(med, **{med["unit"]: None})]}),
             "null-n.json": json.dumps({"benchmarks": [dict(med, n=None)]}),
+            "number-n_counts.json": json.dumps({"benchmarks": [dict(med, n_counts=7)]}),
+            "empty-n_counts.json": json.dumps({"benchmarks": [dict(med, n_counts=" ")]}),
             "no-aggregates.json": json.dumps({"benchmarks": [b for b in good["benchmarks"] if b["run_type"] == "iteration"]}),
             "no-min.json": json.dumps({"benchmarks": [b for b in good["benchmarks"] if b.get("aggregate_name") != "min"]}),
             "bad-series.json": json.dumps(dict(good, series=[{"columns": ["elapsed_s", "GB/s"], "rows": [[1.0]]}])),

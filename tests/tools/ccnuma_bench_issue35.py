@@ -61,6 +61,29 @@ def item1(binary):
         experts = [b for b in bench if b["variant"].startswith("expert") and b.get("aggregate_name") == "median"]
         i23.check(experts and all("vs_best_peer" in b for b in experts),
                   "Issue35_1: a peer within 1%% is a baseline: %r" % [sorted(b) for b in experts])
+        i23.check(all(b["n_group"] == 1000 for b in peers) and all(b["n_group"] == b["n"] == 1000 for b in bench
+                                                                 if b not in peers),
+                  "Issue35_1: a rounded peer is in the group of the N asked: %r" % sorted({(b["n"], b["n_group"]) for b in bench}))
+        # The same peer at 1 thread ran the N asked, at 2 threads 992: plot's curve against the
+        # threads runs through both and says where it ran another N; one N asked is no sweep
+        # over N (no panel against N).
+        by_t = ("T=1; for a in \"$@\"; do case \"$a\" in N:*:*) T=\"${a##*:}\";; esac; done\n"
+                "if [ \"$T\" = 1 ]; then S=32000; else S=31744; fi\n")
+        js = os.path.join(tmp, "threads.json")
+        rc, _, err = i23.run([binary, "triad", "--peers", "--threads", "1,2", "--json", js] + i23.TINY,
+                             i23.fake_likwid(tmp, by_t + i23.likwid_output(size="'\"$S\"'", time_="0.000001")))
+        i23.check(rc == 0, "Issue35_1: peers by thread count: %r" % err)
+        png = os.path.join(tmp, "threads.png")
+        rc, out, err = i23.run([binary, "plot", js, "-o", png])
+        i23.check(rc == 0, "Issue35_1: plot: %r" % err)
+        drew = [l for l in out.splitlines() if l.startswith("ccnuma-bench plot: drew triad: ")]
+        i23.check(len(drew) == 1 and "GB/s against threads [1, 2], N (elements per array) [1000]: " in drew[0],
+                  "Issue35_1: one panel, against threads, for the one N asked: %r" % drew)
+        curves = drew[0].split(" curves: ")[1].split("; ")
+        likwid = [c for c in curves if c.startswith("likwid-bench")]
+        i23.check(len(likwid) == 2 and all(c.endswith(" (ran N = 992 at 2 thr)") for c in likwid) and
+                  not any("ran N" in c for c in curves if c not in likwid),
+                  "Issue35_1: each peer one curve, saying where it ran 992: %r" % curves)
         # 500 for 1000 (within likwid's rounding of 256 elements a thread, beyond 1%): shown with
         # its N, a note says so, and no ratio of the rows at 1000 is to it.
         js = os.path.join(tmp, "half.json")
@@ -74,6 +97,8 @@ def item1(binary):
         i23.check(not any("likwid-bench" in n and "over the best" in n for n in notes),
                   "Issue35_1: no ratio is to a peer of another N: %r" % notes)
         i23.check(not any("vs_best_peer" in b for b in doc["benchmarks"]), "Issue35_1: no expert is paired with it")
+        i23.check(all(b["n_group"] == b["n"] for b in doc["benchmarks"]),
+                  "Issue35_1: a peer of another N is in its own group: %r" % sorted({(b["n"], b["n_group"]) for b in doc["benchmarks"]}))
         print("ok: Issue35_1 a peer on another size is refused, the size asked for passes (%s), "
               "a rounded one is labelled with its N" % seen.split()[3])
 

@@ -60,6 +60,28 @@ def count(value, what):
     return int(v)
 
 
+def text(value, what):
+    """A short line of text from the file: what a row's N counts ("elements per array")."""
+    if not isinstance(value, str) or not value.strip() or len(value) > 80 or not value.isprintable():
+        raise BadInput("%s is %s, not a line of text up to 80 characters" % (what, json.dumps(value)[:40]))
+    return " ".join(value.split())
+
+
+def n_said(mine):
+    """What the rows' N counts, as " (matrix order (N x N doubles))" after an N, where they say
+    it (ccnuma-bench writes it from its kernel's row); files from before "n_counts" do not say,
+    and then neither does the figure: ""."""
+    said = sorted({p["n_counts"] for p in mine.values() if "n_counts" in p})
+    if any("n_counts" not in p for p in mine.values()) and said:
+        said.append("not said")
+    return " (%s)" % "; ".join(said) if said else ""
+
+
+def n_words(mine):
+    """The N axis's label: "N (elements per array)", or "N" alone where the files do not say."""
+    return "N" + n_said(mine)
+
+
 def split_name(name):
     # Files from before the fields "kernel", "variant" and "unit": kernel/variant/n:N/threads:T.
     if not isinstance(name, str):
@@ -111,6 +133,10 @@ def read_json(path):
                 raise BadInput("%s: label is %s, not a string" % (where, json.dumps(unit)))
         p = points.setdefault((kernel, variant, n, threads), {"unit": unit})
         p[b["aggregate_name"]] = number(b.get(unit), "%s: %s" % (where, unit))
+        if "n_counts" in b:
+            p["n_counts"] = text(b["n_counts"], where + ": n_counts")
+        if "n_group" in b:
+            p["n_group"] = count(b["n_group"], where + ": n_group")
         # A ccnuma row's paired ratios to the best baseline and to the expert's loop, with their
         # 95% intervals (on the median aggregate alone; an interval needs enough pairs).
         if b["aggregate_name"] == "median":
@@ -297,6 +323,10 @@ def read_csv(path):
                 key = (row[col["kernel"]], row[col["variant"]], count(int(row[col["n"]]), "line %d: n" % line),
                        count(int(row[col["threads"]]), "line %d: threads" % line))
                 p = {"unit": row[col["unit"]]}
+                if "n_counts" in header:
+                    p["n_counts"] = text(row[header.index("n_counts")], "line %d: n_counts" % line)
+                if "n_group" in header:
+                    p["n_group"] = count(int(row[header.index("n_group")]), "line %d: n_group" % line)
                 for a in ("median", "min", "max"):
                     p[a] = number(float(row[col["value_" + a]]), "line %d: value_%s" % (line, a))
             except ValueError as e:
@@ -531,12 +561,13 @@ def draw_ratios(ax, kernel, mine, name):
     ax.axhline(1.0, color="black", linewidth=0.8)
     ax.axhline(0.95, color="tab:red", linewidth=0.8, linestyle="--", label="0.95")
     ax.set_xscale("log")
-    ax.set_xlabel("N (elements per array)")
+    ax.set_xlabel(n_words(mine))
     ax.set_ylabel("paired ratio, Hodges-Lehmann estimate\nbars: 95% interval; hollow: too few repetitions for one")
     ax.set_title("%s: ccnuma over the baselines, %s thread(s)" % (kernel, ", ".join(str(t) for t in teams)))
     ax.legend(fontsize=6)
     xs_all = sorted({k[3] for k in mine})
-    return "%s: ratios against N %s, threads %s: %d curves: %s" % (kernel, xs_all, teams, len(names), "; ".join(names))
+    return "%s: ratios against %s %s, threads %s: %d curves: %s" % (kernel, n_words(mine), xs_all, teams, len(names),
+                                                                   "; ".join(names))
 
 
 def main(argv):
@@ -595,7 +626,8 @@ def main(argv):
     panels = []
     for kernel in sorted({k[0] for k in points}):
         mine = {k: v for k, v in points.items() if k[0] == kernel}
-        sizes = sorted({k[3] for k in mine})
+        # The N asked (n_group): a likwid-bench row that ran 992 beside 1000 is no second size.
+        sizes = sorted({v.get("n_group", k[3]) for k, v in mine.items()})
         teams = sorted({k[4] for k in mine})
         if len(sizes) > 1:
             panels.append((kernel, "n", mine))
@@ -650,7 +682,9 @@ def main(argv):
         elif kind == "bars":
             unit = next(iter(mine.values()))["unit"]
             keys = list(mine)  # in file order: the run's own order of variants
-            names = [name(k[1], k[2]) for k in keys]
+            n = mine[keys[0]].get("n_group", keys[0][3])
+            t = keys[0][4]
+            names = [name(k[1], k[2]) + (" (ran N = %d)" % k[3] if k[3] != n else "") for k in keys]
             med = [mine[k]["median"] for k in keys]
             err = [[mine[k]["median"] - mine[k]["min"] for k in keys], [mine[k]["max"] - mine[k]["median"] for k in keys]]
             ax.barh(range(len(keys)), med, xerr=err, capsize=3, color="tab:blue")
@@ -658,47 +692,55 @@ def main(argv):
             ax.set_yticklabels(names, fontsize=8)
             ax.invert_yaxis()
             ax.set_xlabel(unit + " (median, min/max bars)")
-            n, t = keys[0][3:]
-            ax.set_title("%s: N = %d, %d thread(s)" % (kernel, n, t))
-            drew.append("%s: N = %d, %d thread(s): %d bars: %s" % (kernel, n, t, len(keys), "; ".join(names)))
+            ax.set_title("%s: N = %d%s, %d thread(s)" % (kernel, n, n_said(mine), t))
+            drew.append("%s: N = %d%s, %d thread(s): %d bars: %s" % (kernel, n, n_said(mine), t, len(keys), "; ".join(names)))
         else:
             unit = next(iter(mine.values()))["unit"]
             # One curve per file, variant and held coordinate: against N, every thread count is
             # its own curve; against threads, every N.
-            x_at, held_at = (3, 4) if kind == "n" else (4, 3)
+            x_at = 3 if kind == "n" else 4
+
+            def held(k):
+                # Against threads, a curve runs through the rows of one N group: a likwid-bench
+                # row that ran 992 for the 1000 asked is in the group 1000 (n_group), and its
+                # curve says where a point ran another N.
+                return k[4] if kind == "n" else mine[k].get("n_group", k[3])
             curves = []
             for key in mine:
-                c = (key[1], key[2], key[held_at])
+                c = (key[1], key[2], held(key))
                 if c not in curves:
                     curves.append(c)
             held_all = sorted({c[2] for c in curves})
             curve_names = []
             style = CurveStyles()
-            for source, variant, held in curves:
-                ks = sorted((k for k in mine if (k[1], k[2], k[held_at]) == (source, variant, held)), key=lambda k: k[x_at])
+            for source, variant, h in curves:
+                ks = sorted((k for k in mine if (k[1], k[2], held(k)) == (source, variant, h)), key=lambda k: k[x_at])
                 xs = [k[x_at] for k in ks]
                 med = [mine[k]["median"] for k in ks]
                 err = [[mine[k]["median"] - mine[k]["min"] for k in ks], [mine[k]["max"] - mine[k]["median"] for k in ks]]
                 label = name(source, variant)
                 if len(held_all) > 1:
-                    label += ", %d thr" % held if kind == "n" else ", N = %d" % held
+                    label += ", %d thr" % h if kind == "n" else ", N = %d" % h
+                off = ["%d at %d thr" % (k[3], k[4]) for k in ks if kind == "threads" and k[3] != h]
+                if off:
+                    label += " (ran N = %s)" % ", ".join(off)
                 # The held coordinate (threads, or N) in the line style, the variant (and file) in
                 # the colour and marker, the same at every held value.
                 colour, marker = style((source, variant))
                 ax.errorbar(xs, med, yerr=err, marker=marker, color=colour, capsize=3, label=label,
-                            linestyle=["-", "--", ":", "-."][held_all.index(held) % 4])
+                            linestyle=["-", "--", ":", "-."][held_all.index(h) % 4])
                 curve_names.append(label)
             xs_all = sorted({k[x_at] for k in mine})
             if kind == "n":
                 ax.set_xscale("log")
-                ax.set_xlabel("N (elements per array)")
+                ax.set_xlabel(n_words(mine))
                 ax.set_title("%s, %s thread(s)" % (kernel, ", ".join(str(t) for t in held_all)))
-                what = "against N %s, threads %s" % (xs_all, held_all)
+                what = "against %s %s, threads %s" % (n_words(mine), xs_all, held_all)
             else:
                 ax.set_xlabel("threads")
                 ax.set_xticks(xs_all)
                 ax.set_title("%s, N = %s" % (kernel, ", ".join(str(n) for n in held_all)))
-                what = "against threads %s, N %s" % (xs_all, held_all)
+                what = "against threads %s, %s %s" % (xs_all, n_words(mine), held_all)
             ax.set_ylabel(unit + " (median, min/max bars)")
             ax.legend(fontsize=7)
             drew.append("%s: %s %s: %d curves: %s" % (kernel, unit, what, len(curve_names), "; ".join(curve_names)))

@@ -31,6 +31,7 @@ struct kernel {
     std::string_view name;
     std::string_view help;  ///< its lines in --help, wrapped at 100 columns, each but the first indented 17
     void (*run)(const options&, report&);
+    n_counts n_is;                ///< what its N counts (the table's, JSON's, CSV's and plot's words)
     takes options_taken = takes::none;
     int reps = 5;                 ///< --reps when it is not given
     std::string_view no_bind;     ///< why --bind is refused; empty: it is taken

@@ -6,14 +6,27 @@
 
 #include "context.hpp"
 #include "numbers.hpp"
+#include "registry.hpp"
 #include "stats.hpp"
 
 #include "../common/output_file.hpp"
 
 #include <chrono>
 #include <cstdio>
+#include <stdexcept>
 
 namespace bench {
+
+std::string_view to_string(n_counts what) {
+    switch (what) {
+    case n_counts::elements_per_array: return "elements per array";
+    case n_counts::matrix_order: return "matrix order (N x N doubles)";
+    case n_counts::matrix_rows: return "matrix rows";
+    case n_counts::grid_side: return "grid side (N x N cells)";
+    case n_counts::delay_iterations: return "delay loop iterations";
+    }
+    throw std::logic_error("ccnuma-bench: an n_counts without words");
+}
 
 namespace {
 
@@ -64,7 +77,16 @@ result bandwidth(std::string kernel, std::string variant, std::size_t n, unsigne
     return r;
 }
 
-report::report(const options& o) : o_(o) {
+namespace {
+n_counts n_of(const options& o) {
+    // --only runs the triad alone; parse() refused any kernel the registry lacks.
+    const kernel* k = find_kernel(o.only.empty() ? o.kernel : "triad");
+    if (!k) throw std::logic_error("ccnuma-bench: a report for kernel \"" + o.kernel + "\", which the registry lacks");
+    return k->n_is;
+}
+}  // namespace
+
+report::report(const options& o) : o_(o), n_is_(n_of(o)) {
     start_load();
     // Fail before the run, not after minutes of it; the files themselves are written only at
     // the end (finish), so a failed or interrupted run leaves the old ones as they were.
@@ -77,6 +99,7 @@ report::report(const options& o) : o_(o) {
     std::printf("# GB/s: the bytes the loop names (loads + stores), no write-allocate; GB/s+WA: plus the write-allocate read "
                 "of every stored line. median [min, max] of %d repetitions, variants interleaved\n",
                 o_.reps);
+    std::printf("# N: %s\n", std::string(to_string(n_is_)).c_str());
     std::printf("# notes flag a row \"fork/join-bound\" when its median sweep is shorter than 5 empty parallel regions of its "
                 "team (measured in this run), \"spread\" when its slowest repetition took over 2x its fastest, "
                 "\"oversubscribed\" when it has more threads than allowed PUs\n");
@@ -109,6 +132,8 @@ void report::progress(const std::string& line) const {
 }
 
 void report::add(result r) {
+    r.n_is = n_is_;
+    if (r.n_group == 0) r.n_group = r.n;
     // Measured here, right after the kernel, in the state the kernel left the runtime in.
     auto fj = fork_join_.find(r.threads);
     if (fj == fork_join_.end() && r.threads > 0) fj = fork_join_.emplace(r.threads, empty_region_seconds(r.threads)).first;

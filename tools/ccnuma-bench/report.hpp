@@ -11,15 +11,36 @@
 #include <map>
 #include <set>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
 namespace bench {
 
+/// What a kernel's N counts: not always elements per array (dmvm's N is a matrix order, so its
+/// matrix holds N^2 doubles). Each kernel's row in registry.cpp names it; the table's header,
+/// the JSON, the CSV and plot's axis say it. A new kind fails to compile in to_string.
+enum class n_counts {
+    elements_per_array,  ///< triad, stream, sum, placement, zero-page, false-sharing, nested-stream, tiers
+    matrix_order,        ///< dmvm: an N x N matrix and vectors of N
+    matrix_rows,         ///< spmv: the CSR matrix's rows (and the vectors' length)
+    grid_side,           ///< jacobi: an N x N grid
+    delay_iterations,    ///< sync: the iterations of EPCC's delay loop, calibrated by the run
+};
+/// "elements per array", "matrix order (N x N doubles)", ...: the words the outputs print.
+std::string_view to_string(n_counts what);
+
 /// One variant at one N and thread count, over the repetitions.
 struct result {
     std::string kernel, variant;
     std::size_t n = 0;
+    /// What n counts: set by report::add from the kernel's row (registry.cpp), never by a kernel.
+    n_counts n_is = n_counts::elements_per_array;
+    /// The N of the rows it stands beside and is compared with: n itself, except for a
+    /// likwid-bench row that ran within 1% of the N asked (992 for 1000, bandwidth.cpp's
+    /// peer_row), whose group is the N asked. 0 (a kernel's default): report::add makes it n. plot draws a curve against the thread count
+    /// through a group, not through one N, and says where a point ran another.
+    std::size_t n_group = 0;
     unsigned threads = 0;
     std::size_t batch = 1;
     std::vector<double> seconds;  ///< per sweep, one per repetition
@@ -98,6 +119,7 @@ private:
     std::vector<std::string> notes_;
     std::vector<series> series_;
     std::map<unsigned, double> fork_join_;  // team size -> seconds of an empty parallel region
+    n_counts n_is_;  // the kernel's (registry.cpp), stamped on every result
     std::string last_header_;
     std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
 };

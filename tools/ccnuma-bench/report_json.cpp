@@ -146,6 +146,8 @@ void append_result(json& list, const result& r, const std::string& name, int fam
             b["MFlop/s"] = mf;
         }
         b["n"] = r.n;
+        b["n_counts"] = to_string(r.n_is);
+        b["n_group"] = r.n_group;
         const std::string agg = aggregate ? aggregate : "";
         for (const auto& [k, x] : r.counters) {
             if (r.ratios.count(k)) {
