@@ -6,6 +6,7 @@
 // and transform under every store mode (stores.hpp), at every offset in a 64-byte line.
 
 #include <ccnuma/algorithm.hpp>
+#include <ccnuma/detail/slots.hpp>
 #include <ccnuma/seg_array.hpp>
 #include <ccnuma/segments.hpp>
 
@@ -23,13 +24,38 @@
 #include <iterator>
 #include <limits>
 #include <list>
+#include <memory>
+#include <new>
 #include <numeric>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <tuple>
 #include <vector>
 
 namespace {
+
+// The partial results of a reduction start empty whatever the memory held before: the slots
+// are built over bytes of 0xFF (on the stack up to 4 KiB, on the heap beyond), and a slot
+// left engaged or a double left unzeroed would enter the sum.
+TEST(Slots, StartEmptyOverAnyBytes) {
+    using partial = ccnuma::padded<std::optional<double>>;
+    using slots = ccnuma::detail::slots<partial>;
+    for (std::size_t n : {std::size_t{1}, std::size_t{8}, std::size_t{64}, std::size_t{65}, std::size_t{300}}) {
+        alignas(slots) unsigned char raw[sizeof(slots)];
+        std::memset(raw, 0xFF, sizeof raw);
+        auto* s = ::new (static_cast<void*>(raw)) slots(n);
+        EXPECT_EQ(s->size(), n);
+        for (const auto& p : *s) EXPECT_FALSE(p.value.has_value()) << "n = " << n;
+        s->~slots();
+    }
+    using plain = ccnuma::detail::slots<double>;
+    alignas(plain) unsigned char raw[sizeof(plain)];
+    std::memset(raw, 0xFF, sizeof raw);
+    auto* d = ::new (static_cast<void*>(raw)) plain(16);
+    for (double x : *d) EXPECT_EQ(x, 0.0);
+    d->~plain();
+}
 
 using array_t = ccnuma::seg_array<long long>;
 
