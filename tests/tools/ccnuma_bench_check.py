@@ -41,7 +41,7 @@ GB_AGG = ["name", "family_index", "per_family_instance_index", "run_name", "run_
 # What each kernel's N counts, as the table, JSON, CSV and plot must say it: written out here,
 # not read from the tool, so that a kernel that says elements per array for a matrix order fails.
 N_COUNTS = {"dmvm": "matrix order (N x N doubles)", "spmv": "matrix rows", "jacobi": "grid side (N x N cells)",
-            "sync": "delay loop iterations"}
+            "sync": "delay loop iterations", "nested-stream": "elements per array, a set of arrays per outer team"}
 REGEX_META = set(".^$*+?{}[]\\|()")
 ITERATION_KEYS = ["name", "family_index", "per_family_instance_index", "run_name", "run_type", "repetitions",
                   "repetition_index", "threads", "iterations", "real_time", "cpu_time", "time_unit", "label"]
@@ -436,7 +436,23 @@ def plot_series_test(binary):
         lines = [l for l in drew if l.startswith("jacobi: serial init")]
         check(len(lines) == 1 and "GB/s, pages local (%) against elapsed_s, 3 samples" in lines[0],
               "the series panel: %s" % drew)
-    print("ok: plot draws a time series")
+        # A series without words beside no row of its kernel says N alone.
+        check(lines[0].startswith("jacobi: serial init, N = 100, 2 thread(s): "), "a series' bare N: %s" % lines)
+        # jacobi's own series say what its N counts, as its rows do; a series from before the
+        # words takes them from its kernel's rows.
+        jac = tiny(binary, ["jacobi", "--n", "100", "--duration", "0.3", "--threads", "1"], tmp, "jacobi")
+        said = ", N = 100 (grid side (N x N cells)), 1 thread(s): "
+        drew = plot(binary, [jac], tmp)
+        lines = [l for l in drew if l.startswith("jacobi: ") and "against elapsed_s" in l]
+        check(len(lines) == 2 and all(said in l for l in lines), "jacobi's series say their N: %s" % drew)
+        doc = json.load(open(jac))
+        for s in doc["series"]:
+            check(s.get("n_counts") == "grid side (N x N cells)", "a series' n_counts: %r" % s.get("n_counts"))
+            del s["n_counts"]
+        json.dump(doc, open(jac, "w"))
+        drew = plot(binary, [jac], tmp)
+        check(sum(said in l for l in drew) == 2, "an old series takes its rows' words: %s" % drew)
+    print("ok: plot draws a time series and says what its N counts")
 
 
 def plot_watch_test(binary):
@@ -457,6 +473,16 @@ def plot_watch_test(binary):
     print("ok: plot draws a ccnuma-ps series: pages local over time and a layout strip")
 
 
+def csv_with(path, field, value):
+    """The CSV's header and first row, with one field of the row replaced."""
+    import io
+    rows = list(csv.reader(open(path, newline="")))
+    rows[1][rows[0].index(field)] = value
+    out = io.StringIO()
+    csv.writer(out).writerows(rows[:2])
+    return out.getvalue()
+
+
 def plot_bad_test(binary):
     """Bad input never gives a traceback: one line on stderr and exit 1."""
     with tempfile.TemporaryDirectory() as tmp:
@@ -475,6 +501,13 @@ def plot_bad_test(binary):
             "null-n.json": json.dumps({"benchmarks": [dict(med, n=None)]}),
             "number-n_counts.json": json.dumps({"benchmarks": [dict(med, n_counts=7)]}),
             "empty-n_counts.json": json.dumps({"benchmarks": [dict(med, n_counts=" ")]}),
+            # A group that is neither the row's N nor within 1% of it would draw unrelated rows
+            # as one curve.
+            "far-n_group.json": json.dumps({"benchmarks": [dict(med, n_group=med["n"] * 2)]}),
+            "text-n_group.json": json.dumps({"benchmarks": [dict(med, n_group="1000")]}),
+            "far-n_group.csv": csv_with(csv_path, "n_group", "2000"),
+            "huge-n_group.csv": csv_with(csv_path, "n_group", "9" * 400),
+            "empty-n_counts.csv": csv_with(csv_path, "n_counts", ""),
             "no-aggregates.json": json.dumps({"benchmarks": [b for b in good["benchmarks"] if b["run_type"] == "iteration"]}),
             "no-min.json": json.dumps({"benchmarks": [b for b in good["benchmarks"] if b.get("aggregate_name") != "min"]}),
             "bad-series.json": json.dumps(dict(good, series=[{"columns": ["elapsed_s", "GB/s"], "rows": [[1.0]]}])),
@@ -549,7 +582,7 @@ def bad_options_test(binary):
              ["triad", "--json", "/nonexistent/dir/x.json", "--n", "1000", "--reps", "1"],
              ["plot"], ["plot", "/nonexistent.json", "-o", "x.png"], ["triad", "--n="], ["triad", "--n", "1e10", "--reps", "1"],
              ["tiers", "--bind", "2,scatter"], ["tiers", "--policy", "interleave"], ["tiers", "--n", "1e10", "--reps", "1"],
-             ["spmv", "--policy", "interleave"], ["spmv", "--n", "3e9", "--reps", "1"]]
+             ["spmv", "--policy", "interleave"], ["spmv", "--n", "3e9", "--reps", "1"], ["sync", "--n", "1000"]]
     for args in cases:
         rc, out, err = run([binary] + args)
         lines = err.strip().splitlines()
@@ -562,6 +595,14 @@ def bad_options_test(binary):
         for policy in ("first_touch(chunk=4096)", "interleave(all)", "preferred(0)", "fastest(threads=1)"):
             doc, rows, header, out = run_kernel(binary, "triad", ["--policy", policy, "--n", "100000", "--threads", "1", "--quiet"], tmp)
             check(doc["context"]["policy"] == policy, "--policy %s runs as %r" % (policy, doc["context"]["policy"]))
+    # sync's N is the delay loop it calibrates: a --n it ignored would be a run that did not do
+    # what it was asked.
+    rc, out, err = run([binary, "sync", "--n", "1000"])
+    check("--n is not for sync: its N is the length of EPCC's delay loop" in err, "sync --n: %r" % err)
+    # The table says what its N column counts with --quiet too (no context header there).
+    rc, out, err = run([binary, "dmvm", "--n", "100", "--threads", "1", "--reps", "1", "--min-time", "0.001", "-q",
+                        "--variant", "outer"])
+    check(rc == 0 and "\n# N: matrix order (N x N doubles)\n" in out, "dmvm -q: %r" % out[:300])
     rc, out, err = run([binary, "--help"])
     check(rc == 0 and "usage: ccnuma-bench" in out and "placement" in out, "--help")
     rc, out, err = run([binary, "--version"])

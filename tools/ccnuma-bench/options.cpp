@@ -310,6 +310,7 @@ std::optional<options> parse(int argc, char** argv) {
     if (!reps_given) o.reps = k->reps;
     if (!k->no_bind.empty() && !o.bind.empty()) bad("--bind is not for " + o.kernel + ": " + std::string(k->no_bind));
     if (!k->no_policy.empty() && o.policy) bad("--policy is not for " + o.kernel + ": " + std::string(k->no_policy));
+    if (!k->no_sizes.empty() && !o.sizes.empty()) bad("--n is not for " + o.kernel + ": " + std::string(k->no_sizes));
     if (!o.bind.empty() && !o.threads.empty()) bad("--bind and --threads both set the team size: give one of them");
     return o;
 }

@@ -67,6 +67,16 @@ def text(value, what):
     return " ".join(value.split())
 
 
+def n_group(value, n, where):
+    """The N of the rows a row stands beside (ccnuma-bench's n_group): its own N, or within 1% of
+    it for a likwid-bench row that ran 992 for the 1000 asked (the tool's rule, in bandwidth.cpp's
+    peer_row). Anything else would draw unrelated rows as one curve."""
+    g = count(value, where + ": n_group")
+    if g != n and abs(n - g) > 0.01 * g:
+        raise BadInput("%s: n_group %d is neither its n (%d) nor within 1%% of it" % (where, g, n))
+    return g
+
+
 def n_said(mine):
     """What the rows' N counts, as " (matrix order (N x N doubles))" after an N, where they say
     it (ccnuma-bench writes it from its kernel's row); files from before "n_counts" do not say,
@@ -131,12 +141,11 @@ def read_json(path):
             unit = b.get("label", "GB/s")
             if not isinstance(unit, str):
                 raise BadInput("%s: label is %s, not a string" % (where, json.dumps(unit)))
-        p = points.setdefault((kernel, variant, n, threads), {"unit": unit})
+        group = n_group(b["n_group"], n, where) if "n_group" in b else n
+        p = points.setdefault((kernel, variant, n, threads, group), {"unit": unit, "n_group": group})
         p[b["aggregate_name"]] = number(b.get(unit), "%s: %s" % (where, unit))
         if "n_counts" in b:
             p["n_counts"] = text(b["n_counts"], where + ": n_counts")
-        if "n_group" in b:
-            p["n_group"] = count(b["n_group"], where + ": n_group")
         # A ccnuma row's paired ratios to the best baseline and to the expert's loop, with their
         # 95% intervals (on the median aggregate alone; an interval needs enough pairs).
         if b["aggregate_name"] == "median":
@@ -173,7 +182,8 @@ def read_json(path):
                                (where, j, len(r) if isinstance(r, list) else "no", len(cols)))
             data.append([number(x, "%s: row %d, %s" % (where, j, c)) for x, c in zip(r, cols)])
         series.append({"kernel": str(s.get("kernel", "?")), "variant": str(s.get("variant", "?")),
-                       "n": s.get("n"), "threads": s.get("threads"), "columns": cols, "rows": data})
+                       "n": s.get("n"), "threads": s.get("threads"), "columns": cols, "rows": data,
+                       "n_counts": text(s["n_counts"], where + ": n_counts") if "n_counts" in s else None})
     ctx = doc.get("context", {})
     if not isinstance(ctx, dict):
         ctx = {}
@@ -320,16 +330,16 @@ def read_csv(path):
             if len(row) < len(header):
                 raise BadInput("line %d has %d fields, the header has %d" % (line, len(row), len(header)))
             try:
-                key = (row[col["kernel"]], row[col["variant"]], count(int(row[col["n"]]), "line %d: n" % line),
-                       count(int(row[col["threads"]]), "line %d: threads" % line))
-                p = {"unit": row[col["unit"]]}
+                n = count(int(row[col["n"]]), "line %d: n" % line)
+                group = n_group(int(row[header.index("n_group")]), n, "line %d" % line) if "n_group" in header else n
+                key = (row[col["kernel"]], row[col["variant"]], n, count(int(row[col["threads"]]), "line %d: threads" % line),
+                       group)
+                p = {"unit": row[col["unit"]], "n_group": group}
                 if "n_counts" in header:
                     p["n_counts"] = text(row[header.index("n_counts")], "line %d: n_counts" % line)
-                if "n_group" in header:
-                    p["n_group"] = count(int(row[header.index("n_group")]), "line %d: n_group" % line)
                 for a in ("median", "min", "max"):
                     p[a] = number(float(row[col["value_" + a]]), "line %d: value_%s" % (line, a))
-            except ValueError as e:
+            except (ValueError, OverflowError) as e:
                 raise BadInput("line %d: %s" % (line, e))
             points[key] = p
     return points, [], ""
@@ -565,7 +575,7 @@ def draw_ratios(ax, kernel, mine, name):
     ax.set_ylabel("paired ratio, Hodges-Lehmann estimate\nbars: 95% interval; hollow: too few repetitions for one")
     ax.set_title("%s: ccnuma over the baselines, %s thread(s)" % (kernel, ", ".join(str(t) for t in teams)))
     ax.legend(fontsize=6)
-    xs_all = sorted({k[3] for k in mine})
+    xs_all = sorted({k[3] for k in mine if mine[k].get("ratios")})
     return "%s: ratios against %s %s, threads %s: %d curves: %s" % (kernel, n_words(mine), xs_all, teams, len(names),
                                                                    "; ".join(names))
 
@@ -602,8 +612,8 @@ def main(argv):
     points, series, captions = {}, [], []
     for label, p, s, c in runs:
         source = label if apart else ""
-        for (kernel, variant, n, t), v in p.items():
-            points[(kernel, source, variant, n, t)] = v
+        for (kernel, variant, n, t, g), v in p.items():
+            points[(kernel, source, variant, n, t, g)] = v
         for x in s:
             x["source"] = label
         series.extend(s)
@@ -627,7 +637,7 @@ def main(argv):
     for kernel in sorted({k[0] for k in points}):
         mine = {k: v for k, v in points.items() if k[0] == kernel}
         # The N asked (n_group): a likwid-bench row that ran 992 beside 1000 is no second size.
-        sizes = sorted({v.get("n_group", k[3]) for k, v in mine.items()})
+        sizes = sorted({k[5] for k in mine})
         teams = sorted({k[4] for k in mine})
         if len(sizes) > 1:
             panels.append((kernel, "n", mine))
@@ -655,8 +665,12 @@ def main(argv):
             s = mine
             x_name, cols_ = s["columns"][0], s["columns"][1:]
             xs = [r[0] for r in s["rows"]]
-            title = "%s: %s, n = %s, %s thread(s)%s" % (kernel, s["variant"], s["n"], s["threads"],
-                                                       " [%s]" % s["source"] if several else "")
+            # What its N counts: the series' own words, else its kernel's rows' (files from before
+            # the series carried them), else none.
+            words = s.get("n_counts") or next((v["n_counts"] for k, v in points.items() if k[0] == kernel and "n_counts" in v),
+                                              None)
+            title = "%s: %s, N = %s%s, %s thread(s)%s" % (kernel, s["variant"], s["n"], " (%s)" % words if words else "",
+                                                          s["threads"], " [%s]" % s["source"] if several else "")
             left = [c for c in cols_ if c != "pages_local"]
             curves = []
             for c in left:
@@ -682,7 +696,7 @@ def main(argv):
         elif kind == "bars":
             unit = next(iter(mine.values()))["unit"]
             keys = list(mine)  # in file order: the run's own order of variants
-            n = mine[keys[0]].get("n_group", keys[0][3])
+            n = keys[0][5]
             t = keys[0][4]
             names = [name(k[1], k[2]) + (" (ran N = %d)" % k[3] if k[3] != n else "") for k in keys]
             med = [mine[k]["median"] for k in keys]
@@ -704,7 +718,7 @@ def main(argv):
                 # Against threads, a curve runs through the rows of one N group: a likwid-bench
                 # row that ran 992 for the 1000 asked is in the group 1000 (n_group), and its
                 # curve says where a point ran another N.
-                return k[4] if kind == "n" else mine[k].get("n_group", k[3])
+                return k[4] if kind == "n" else k[5]
             curves = []
             for key in mine:
                 c = (key[1], key[2], held(key))
@@ -739,7 +753,7 @@ def main(argv):
             else:
                 ax.set_xlabel("threads")
                 ax.set_xticks(xs_all)
-                ax.set_title("%s, N = %s" % (kernel, ", ".join(str(n) for n in held_all)))
+                ax.set_title("%s, N = %s%s" % (kernel, ", ".join(str(n) for n in held_all), n_said(mine)))
                 what = "against threads %s, %s %s" % (xs_all, n_words(mine), held_all)
             ax.set_ylabel(unit + " (median, min/max bars)")
             ax.legend(fontsize=7)

@@ -25,38 +25,39 @@ const std::array<kernel, 12> table{{
     {"triad",
      "a = b + c * d: ccnuma::vector in each store mode against the expert loop's\n"
      "regular and streaming twins (--peers: likwid-bench's triad kernels too)",
-     triad, n_counts::elements_per_array, takes::peers | takes::only | takes::arrays, 5, {}, {}},
+     triad, n_counts::elements_per_array, takes::peers | takes::only | takes::arrays, 5, {}, {}, {}},
     {"stream",
      "STREAM copy, scale, add, triad: ccnuma::vector against the expert loops (with\n"
      "STREAM's \"Best Rate MB/s\" table; --peers: likwid-bench copy_* and stream_*)",
-     stream, n_counts::elements_per_array, takes::peers | takes::arrays, 5, {}, {}},
+     stream, n_counts::elements_per_array, takes::peers | takes::arrays, 5, {}, {}, {}},
     {"sum",
      "array summation: ccnuma::sum, seg_array par::reduce and flat std::reduce against\n"
      "the expert omp simd and 4-accumulator sums (--peers: likwid-bench sum_*)",
-     sum, n_counts::elements_per_array, takes::peers | takes::arrays, 5, {}, {}},
+     sum, n_counts::elements_per_array, takes::peers | takes::arrays, 5, {}, {}, {}},
     {"placement",
      "the same compiled triad and sum on 9 placements of the arrays, one store mode\n"
      "for all, with the pages' locality: only the placement varies",
-     placement, n_counts::elements_per_array, takes::stores, 5, {}, {}},
-    {"zero-page", "the calloc trap: never-written inputs on the zero page or on private frames, checked", zero_page, n_counts::elements_per_array, takes::none, 5, {}, {}},
+     placement, n_counts::elements_per_array, takes::stores, 5, {}, {}, {}},
+    {"zero-page", "the calloc trap: never-written inputs on the zero page or on private frames, checked", zero_page, n_counts::elements_per_array, takes::none, 5, {}, {}, {}},
     {"false-sharing",
      "schedule(static,1) against static, shared partial sums against ccnuma::per_thread,\n"
      "each against its 1-thread control: the part that is false sharing alone",
-     false_sharing, n_counts::elements_per_array, takes::none, 5, {}, {}},
+     false_sharing, n_counts::elements_per_array, takes::none, 5, {}, {}, {}},
     {"sync",
      "EPCC syncbench overheads (PARALLEL, FOR, BARRIER, REDUCTION) in the inner teams of\n"
      "YxZ nested teams, bound (Y,scatter,Z,subscatter) against unbound, with 95% CIs",
-     sync, n_counts::delay_iterations, takes::teams, 5, {}, {}},
+     sync, n_counts::delay_iterations, takes::teams, 5, {}, {},
+     "its N is the length of EPCC's delay loop, which each run calibrates to the constructs' overhead"},
     {"dmvm",
      "the lecture's dense matrix-vector product, outer or inner loop parallel, base and\n"
      "huge pages, matrices from L2 to 10x LLC",
-     dmvm, n_counts::matrix_order, takes::variant, 5, {}, {}},
+     dmvm, n_counts::matrix_order, takes::variant, 5, {}, {}, {}},
     {"jacobi",
      "2D Jacobi sweeps for --duration, serial or parallel init: GB/s and pages local over\n"
      "time (NUMA balancing), with numa_balancing and THP recorded",
-     jacobi, n_counts::grid_side, takes::duration, 5, {}, {}},
-    {"nested-stream", "STREAM triad in nested teams (--teams 2x1,1x2,2x2), bound and unbound", nested_stream, n_counts::elements_per_array,
-     takes::teams, 5, {}, {}},
+     jacobi, n_counts::grid_side, takes::duration, 5, {}, {}, {}},
+    {"nested-stream", "STREAM triad in nested teams (--teams 2x1,1x2,2x2), bound and unbound", nested_stream, n_counts::elements_per_team_array,
+     takes::teams, 5, {}, {}, {}},
     {"tiers",
      "tiered memory: the bandwidth matrix (each package's threads reading each node) and\n"
      "STREAM's triad over the DRAM:far interleave ratios 1:0 to 0:1 with the tier policies\n"
@@ -64,13 +65,14 @@ const std::array<kernel, 12> table{{
      "the optimum lies (--reps defaults to 11 here)",
      tiers, n_counts::elements_per_array, takes::none, 11,
      "it binds each package's threads to that package's PUs itself (--threads T caps each team at T)",
-     "its variants are the placements (--pages applies to all of them)"},
+     "its variants are the placements (--pages applies to all of them)", {}},
     {"spmv",
      "CSR y = A x (the first quarter of the rows 40 nonzeros, the rest 4; --n rows,\n"
      "default 2e6), rows balanced by nonzeros: one compiled loop on serial init, equal\n"
      "element split, row partition and interleave, beside the expert's loop, with the\n"
      "pages' locality against the loop's row owners",
-     spmv, n_counts::matrix_rows, takes::none, 5, {}, "its variants are the placements (--pages applies to all of them)"},
+     spmv, n_counts::matrix_rows, takes::none, 5, {},
+     "its variants are the placements (--pages applies to all of them)", {}},
 }};
 }  // namespace
 

@@ -36,6 +36,7 @@ struct kernel {
     int reps = 5;                 ///< --reps when it is not given
     std::string_view no_bind;     ///< why --bind is refused; empty: it is taken
     std::string_view no_policy;   ///< why --policy is refused; empty: it is taken
+    std::string_view no_sizes;    ///< why --n is refused; empty: it is taken
 };
 
 /// Every kernel, in the order --help lists them.

@@ -20,6 +20,7 @@ namespace bench {
 std::string_view to_string(n_counts what) {
     switch (what) {
     case n_counts::elements_per_array: return "elements per array";
+    case n_counts::elements_per_team_array: return "elements per array, a set of arrays per outer team";
     case n_counts::matrix_order: return "matrix order (N x N doubles)";
     case n_counts::matrix_rows: return "matrix rows";
     case n_counts::grid_side: return "grid side (N x N cells)";
@@ -99,7 +100,6 @@ report::report(const options& o) : o_(o), n_is_(n_of(o)) {
     std::printf("# GB/s: the bytes the loop names (loads + stores), no write-allocate; GB/s+WA: plus the write-allocate read "
                 "of every stored line. median [min, max] of %d repetitions, variants interleaved\n",
                 o_.reps);
-    std::printf("# N: %s\n", std::string(to_string(n_is_)).c_str());
     std::printf("# notes flag a row \"fork/join-bound\" when its median sweep is shorter than 5 empty parallel regions of its "
                 "team (measured in this run), \"spread\" when its slowest repetition took over 2x its fastest, "
                 "\"oversubscribed\" when it has more threads than allowed PUs\n");
@@ -113,7 +113,9 @@ void report::note(const std::string& line) {
 }
 
 void report::add_series(series s) {
-    std::printf("\n# series %s / %s, n = %zu, %u threads\n#", s.kernel.c_str(), s.variant.c_str(), s.n, s.threads);
+    s.n_is = n_is_;
+    std::printf("\n# series %s / %s, n = %zu (%s), %u threads\n#", s.kernel.c_str(), s.variant.c_str(), s.n,
+                std::string(to_string(s.n_is)).c_str(), s.threads);
     for (const auto& c : s.columns) std::printf(" %12s", c.c_str());
     std::printf("\n");
     for (const auto& row : s.rows) {
@@ -150,6 +152,8 @@ void report::add(result r) {
     const bool bw = !r.gbs_wa.empty();
     const std::string header = r.kernel + "|" + r.unit;
     if (header != last_header_) {
+        // Above the first table, with --quiet too: it says what the N column counts.
+        if (last_header_.empty()) std::printf("# N: %s\n", std::string(to_string(n_is_)).c_str());
         std::printf("\n%-15s %-36s %11s %4s  %-30s", "kernel", "variant", "N", "thr", (r.unit + " median [min, max]").c_str());
         if (bw) std::printf(" %9s %10s", "GB/s+WA", "MFlop/s");
         std::printf("  %s\n", "notes");

@@ -19,9 +19,11 @@ namespace bench {
 
 /// What a kernel's N counts: not always elements per array (dmvm's N is a matrix order, so its
 /// matrix holds N^2 doubles). Each kernel's row in registry.cpp names it; the table's header,
-/// the JSON, the CSV and plot's axis say it. A new kind fails to compile in to_string.
+/// the JSON, the CSV and plot's axis say it. A new kind without words is a -Wswitch warning in
+/// to_string (an error under CCNUMA_WARNINGS_AS_ERRORS, as in CI) and else a logic_error.
 enum class n_counts {
-    elements_per_array,  ///< triad, stream, sum, placement, zero-page, false-sharing, nested-stream, tiers
+    elements_per_array,  ///< triad, stream, sum, placement, zero-page, false-sharing, tiers
+    elements_per_team_array,  ///< nested-stream: each outer team has its own arrays of N
     matrix_order,        ///< dmvm: an N x N matrix and vectors of N
     matrix_rows,         ///< spmv: the CSR matrix's rows (and the vectors' length)
     grid_side,           ///< jacobi: an N x N grid
@@ -82,6 +84,7 @@ struct series {
     unsigned threads = 0;
     std::vector<std::string> columns;
     std::vector<std::vector<double>> rows;
+    n_counts n_is = n_counts::elements_per_array;  ///< set by report::add_series, as for a result
 };
 
 /// A bandwidth result: bytes the loop names, bytes with write-allocate, and flops per sweep.

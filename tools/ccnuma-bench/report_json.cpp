@@ -217,7 +217,11 @@ std::string results_json(const options& o, const std::vector<result>& results, c
         const std::string family = r.kernel + "/" + safe_of.at({r.kernel, r.variant});
         const int fam = families.emplace(family, static_cast<int>(families.size())).first->second;
         const int inst = instances[family]++;
-        append_result(list, r, family + "/n:" + std::to_string(r.n) + "/threads:" + std::to_string(r.threads), fam, inst);
+        // A likwid-bench row that ran 992 for 1000 names its group too: 1000 and 1001 asked
+        // can both run 992, and two entries of one name would be one benchmark to compare.py.
+        const std::string group = r.n_group != r.n ? "/n_group:" + std::to_string(r.n_group) : "";
+        append_result(list, r, family + group + "/n:" + std::to_string(r.n) + "/threads:" + std::to_string(r.threads), fam,
+                      inst);
     }
     if (!all_series.empty()) {
         json& all = doc["series"];
@@ -227,6 +231,7 @@ std::string results_json(const options& o, const std::vector<result>& results, c
             j["kernel"] = s.kernel;
             j["variant"] = s.variant;
             j["n"] = s.n;
+            j["n_counts"] = to_string(s.n_is);
             j["threads"] = s.threads;
             j["columns"] = s.columns;
             j["rows"] = s.rows;
