@@ -20,6 +20,7 @@
 #include <new>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -33,7 +34,11 @@ struct alignas(Align) padded {
     static_assert((Align & (Align - 1)) == 0, "Align must be a power of two");
     T value{};
 
-    padded() = default;
+    // Provided, not defaulted: value-initialization (`padded<T>()`, `new padded<T>[n]()`) would
+    // otherwise zero the whole block, padding included, before the member's initializer runs,
+    // which a reduction's per-segment partials paid on the calling thread before every fork
+    // (issue 35).
+    constexpr padded() noexcept(std::is_nothrow_default_constructible_v<T>) : value{} {}
     padded(const T& v) : value(v) {}  // NOLINT: implicit, like the T it wraps
     template <class... Args>
     explicit padded(std::in_place_t, Args&&... args) : value(std::forward<Args>(args)...) {}

@@ -25,7 +25,7 @@ import subprocess
 import sys
 import tempfile
 
-CSV_HEADER = ["kernel", "variant", "n", "n_counts", "n_group", "threads", "reps", "batch", "seconds_median", "unit", "value_min",
+CSV_HEADER = ["kernel", "variant", "n", "n_counts", "n_asked", "threads", "reps", "batch", "seconds_median", "unit", "value_min",
               "value_median", "value_max", "gbs_wa_min", "gbs_wa_median", "gbs_wa_max", "mflops_median",
               "pages_local", "counters", "flags", "fork_join_s"]
 # Google Benchmark's context keys in the order its json_reporter.cc writes them, then ccnuma's.
@@ -107,11 +107,11 @@ def check_schema(doc, rows, header, kernel):
         check(b.get("n_counts") == said, "%s says its N counts %r, not %r" % (b["name"], b.get("n_counts"), said))
     check(header.split(",") == CSV_HEADER, "CSV header: " + header)
     check(all(r["n_counts"] == said for r in rows), "CSV n_counts %s, not %r" % ({r["n_counts"] for r in rows}, said))
-    # Every row is its own group but a likwid-bench row within 1% of the N asked (its group).
+    # Every row ran the N asked but a likwid-bench row (its own rounding, never above it).
     for b in bs + rows:
-        n, g = int(b["n"]), int(b["n_group"])
+        n, g = int(b["n"]), int(b["n_asked"])
         peer = b["variant"].startswith("likwid-bench")
-        check(g == n or (peer and abs(n - g) <= 0.01 * g), "%s: n %d in the group %d" % (b["variant"], n, g))
+        check(g == n or (peer and n < g), "%s: n %d for the N asked %d" % (b["variant"], n, g))
     check(len(rows) == len(names), "one CSV row per JSON run (%d, %d)" % (len(rows), len(names)))
     for r in rows:
         check(float(r["value_median"]) >= 0 or r["unit"] == "us", "CSV value")
@@ -501,12 +501,13 @@ def plot_bad_test(binary):
             "null-n.json": json.dumps({"benchmarks": [dict(med, n=None)]}),
             "number-n_counts.json": json.dumps({"benchmarks": [dict(med, n_counts=7)]}),
             "empty-n_counts.json": json.dumps({"benchmarks": [dict(med, n_counts=" ")]}),
-            # A group that is neither the row's N nor within 1% of it would draw unrelated rows
-            # as one curve.
-            "far-n_group.json": json.dumps({"benchmarks": [dict(med, n_group=med["n"] * 2)]}),
-            "text-n_group.json": json.dumps({"benchmarks": [dict(med, n_group="1000")]}),
-            "far-n_group.csv": csv_with(csv_path, "n_group", "2000"),
-            "huge-n_group.csv": csv_with(csv_path, "n_group", "9" * 400),
+            "text-n_asked.json": json.dumps({"benchmarks": [dict(med, n_asked="1000")]}),
+            "zero-n_asked.csv": csv_with(csv_path, "n_asked", "0"),
+            "huge-n_asked.csv": csv_with(csv_path, "n_asked", "9" * 400),
+            "huge-n.json": json.dumps({"benchmarks": [dict(med, n=10 ** 400)]}),
+            # The same row twice would be drawn as one, with the last one's numbers.
+            "twice.json": json.dumps({"benchmarks": [med, med]}),
+            "twice.csv": open(csv_path).read() + open(csv_path).read().splitlines()[1] + "\n",
             "empty-n_counts.csv": csv_with(csv_path, "n_counts", ""),
             "no-aggregates.json": json.dumps({"benchmarks": [b for b in good["benchmarks"] if b["run_type"] == "iteration"]}),
             "no-min.json": json.dumps({"benchmarks": [b for b in good["benchmarks"] if b.get("aggregate_name") != "min"]}),
@@ -582,7 +583,7 @@ def bad_options_test(binary):
              ["triad", "--json", "/nonexistent/dir/x.json", "--n", "1000", "--reps", "1"],
              ["plot"], ["plot", "/nonexistent.json", "-o", "x.png"], ["triad", "--n="], ["triad", "--n", "1e10", "--reps", "1"],
              ["tiers", "--bind", "2,scatter"], ["tiers", "--policy", "interleave"], ["tiers", "--n", "1e10", "--reps", "1"],
-             ["spmv", "--policy", "interleave"], ["spmv", "--n", "3e9", "--reps", "1"], ["sync", "--n", "1000"]]
+             ["spmv", "--policy", "interleave"], ["spmv", "--n", "3e9", "--reps", "1"], ["sync", "--n", "1000"], ["triad", "--n", "1000,1e3"]]
     for args in cases:
         rc, out, err = run([binary] + args)
         lines = err.strip().splitlines()

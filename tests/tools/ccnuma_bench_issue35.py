@@ -61,9 +61,9 @@ def item1(binary):
         experts = [b for b in bench if b["variant"].startswith("expert") and b.get("aggregate_name") == "median"]
         i23.check(experts and all("vs_best_peer" in b for b in experts),
                   "Issue35_1: a peer within 1%% is a baseline: %r" % [sorted(b) for b in experts])
-        i23.check(all(b["n_group"] == 1000 for b in peers) and all(b["n_group"] == b["n"] == 1000 for b in bench
+        i23.check(all(b["n_asked"] == 1000 for b in peers) and all(b["n_asked"] == b["n"] == 1000 for b in bench
                                                                  if b not in peers),
-                  "Issue35_1: a rounded peer is in the group of the N asked: %r" % sorted({(b["n"], b["n_group"]) for b in bench}))
+                  "Issue35_1: a rounded peer says the N asked: %r" % sorted({(b["n"], b["n_asked"]) for b in bench}))
         # The same peer at 1 thread ran the N asked, at 2 threads 992: plot's curve against the
         # threads runs through both and says where it ran another N; one N asked is no sweep
         # over N (no panel against N).
@@ -73,7 +73,7 @@ def item1(binary):
         rc, _, err = i23.run([binary, "triad", "--peers", "--threads", "1,2", "--json", js, "--csv", cs] + i23.TINY,
                              i23.fake_likwid(tmp, by_t + i23.likwid_output(size="'\"$S\"'", time_="0.000001")))
         i23.check(rc == 0, "Issue35_1: peers by thread count: %r" % err)
-        for results in (js, cs):  # the JSON's n_group and the CSV's
+        for results in (js, cs):  # the JSON's n_asked and the CSV's
             png = os.path.join(tmp, "threads.png")
             rc, out, err = i23.run([binary, "plot", results, "-o", png])
             i23.check(rc == 0, "Issue35_1: plot: %r" % err)
@@ -94,9 +94,15 @@ def item1(binary):
         i23.check(rc == 0, "Issue35_1: 1000 and 1001: %r" % err)
         meds = [b for b in json.load(open(js))["benchmarks"] if b.get("aggregate_name") == "median"]
         names = [b["name"] for b in meds]
-        peers = sorted((b["n"], b["n_group"]) for b in meds if b["variant"] == "likwid-bench triad_avx")
+        peers = sorted((b["n"], b["n_asked"]) for b in meds if b["variant"] == "likwid-bench triad_avx")
         i23.check(len(names) == len(set(names)) and peers == [(992, 1000), (992, 1001)],
-                  "Issue35_1: rows of two groups named apart: %r %r" % (peers, names))
+                  "Issue35_1: rows of two N asked named apart: %r %r" % (peers, names))
+        # plot keeps both (one had replaced the other) and says which N asked each ran 992 for.
+        rc, out, err = i23.run([binary, "plot", js, "-o", os.path.join(tmp, "two.png")])
+        curves = [c for l in out.splitlines() if l.startswith("ccnuma-bench plot: drew triad: GB/s against N")
+                  for c in l.split(" curves: ")[1].split("; ")]
+        i23.check(rc == 0 and "likwid-bench triad_avx (ran N = 992 for 1000, 992 for 1001)" in curves,
+                  "Issue35_1: both rows drawn, each with its N asked: %r %r" % (curves, err))
         # 500 for 1000 (within likwid's rounding of 256 elements a thread, beyond 1%): shown with
         # its N, a note says so, and no ratio of the rows at 1000 is to it.
         js = os.path.join(tmp, "half.json")
@@ -110,8 +116,16 @@ def item1(binary):
         i23.check(not any("likwid-bench" in n and "over the best" in n for n in notes),
                   "Issue35_1: no ratio is to a peer of another N: %r" % notes)
         i23.check(not any("vs_best_peer" in b for b in doc["benchmarks"]), "Issue35_1: no expert is paired with it")
-        i23.check(all(b["n_group"] == b["n"] for b in doc["benchmarks"]),
-                  "Issue35_1: a peer of another N is in its own group: %r" % sorted({(b["n"], b["n_group"]) for b in doc["benchmarks"]}))
+        i23.check(all(b["n_asked"] == 1000 for b in doc["benchmarks"]) and
+                  sorted({b["n"] for b in doc["benchmarks"]}) == [500, 1000],
+                  "Issue35_1: a peer of another N says the N asked: %r" % sorted({(b["n"], b["n_asked"]) for b in doc["benchmarks"]}))
+        # One N asked: no sweep over N in the figure, a panel of bars, and each likwid bar says
+        # what it ran.
+        png = os.path.join(tmp, "half.png")
+        rc, out, err = i23.run([binary, "plot", js, "-o", png])
+        drew = [l for l in out.splitlines() if l.startswith("ccnuma-bench plot: drew triad: ")]
+        i23.check(rc == 0 and len(drew) == 1 and "N = 1000 (elements per array), 2 thread(s): " in drew[0] and
+                  drew[0].count("(ran N = 500)") == 2, "Issue35_1: the bars of one N asked: %r %r" % (drew, err))
         print("ok: Issue35_1 a peer on another size is refused, the size asked for passes (%s), "
               "a rounded one is labelled with its N" % seen.split()[3])
 

@@ -36,12 +36,13 @@
 namespace {
 
 // The partial results of a reduction start empty whatever the memory held before: the slots
-// are built over bytes of 0xFF (on the stack up to 4 KiB, on the heap beyond), and a slot
-// left engaged or a double left unzeroed would enter the sum.
+// inside the object (up to 4 KiB, 32 of 128 bytes) are built over bytes of 0xFF, and a slot left
+// engaged or a double left unzeroed would enter the sum. Beyond, on the heap, they start empty too.
 TEST(Slots, StartEmptyOverAnyBytes) {
     using partial = ccnuma::padded<std::optional<double>>;
     using slots = ccnuma::detail::slots<partial>;
-    for (std::size_t n : {std::size_t{1}, std::size_t{8}, std::size_t{64}, std::size_t{65}, std::size_t{300}}) {
+    constexpr std::size_t inside = 4096 / sizeof(partial);
+    for (std::size_t n : {std::size_t{1}, std::size_t{8}, inside, inside + 1, std::size_t{300}}) {
         alignas(slots) unsigned char raw[sizeof(slots)];
         std::memset(raw, 0xFF, sizeof raw);
         auto* s = ::new (static_cast<void*>(raw)) slots(n);

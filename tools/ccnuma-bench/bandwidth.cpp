@@ -158,11 +158,9 @@ void rate(std::vector<result>& rs, const std::vector<row_role>& roles, report& o
 /// iterations inside one parallel region: no fork/join flag.
 bool peer_row(result& r, std::size_t asked, report& out, const std::string& where) {
     r.forks_per_sweep = false;
+    r.n_asked = asked;
     const double off = std::fabs(static_cast<double>(r.n) - static_cast<double>(asked));
-    if (off <= 0.01 * static_cast<double>(asked)) {
-        r.n_group = asked;
-        return true;
-    }
+    if (off <= 0.01 * static_cast<double>(asked)) return true;
     out.note(where + ": " + r.variant + " ran N = " + std::to_string(r.n) + ", not " + std::to_string(asked) +
              " (likwid-bench rounds each thread's share to a multiple of its loop's stride): shown with its N, no baseline "
              "of the rows at N = " + std::to_string(asked));

@@ -88,7 +88,13 @@ std::vector<std::size_t> parse_sizes(const std::string& text) {
         if (out.back() != to) out.push_back(to);
         return out;
     }
-    for (const auto& item : split(text, ',')) out.push_back(count("--n", item, 1, max_n));
+    for (const auto& item : split(text, ',')) {
+        const std::size_t n = count("--n", item, 1, max_n);
+        // Twice the same N would be every row twice, under one name in the JSON.
+        if (std::find(out.begin(), out.end(), n) != out.end())
+            bad("--n: " + std::to_string(n) + " is twice in \"" + text + "\" (each N once)");
+        out.push_back(n);
+    }
     return out;
 }
 
@@ -134,7 +140,8 @@ std::string usage() {
 kernels:
 )" + kernel_help() + R"(
 options:
-  -n, --n SIZES        sizes: "1e6", "1000,1e6" or a range "1e3:1e8:4/decade"
+  -n, --n SIZES        sizes: "1e6", "1000,1e6" or a range "1e3:1e8:4/decade" (each N once; what N
+                       counts is the kernel's, the "# N:" line says it; sync calibrates its own)
   -t, --threads LIST   thread counts, e.g. "1,2" or "1-4" (default: OMP_NUM_THREADS or all), each
                        within the library's team limit (64 per CPU, OMP_THREAD_LIMIT, ulimit -u)
   -b, --bind SPEC      bind with a ccnuma plan, e.g. "2,scatter" (its team size is the thread count)

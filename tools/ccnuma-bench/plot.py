@@ -46,7 +46,11 @@ def fail(message):
 
 def number(value, what):
     # bool is an int in Python; neither it nor null, a string, NaN or infinity is a measurement.
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+    try:
+        finite = not isinstance(value, bool) and isinstance(value, (int, float)) and math.isfinite(value)
+    except OverflowError:  # an integer beyond a float's range
+        finite = False
+    if not finite:
         hint = " (ccnuma-bench writes null for an infinite or NaN value)" if value is None else ""
         raise BadInput("%s is %s, not a finite number%s" % (what, json.dumps(value)[:40], hint))
     return float(value)
@@ -65,16 +69,6 @@ def text(value, what):
     if not isinstance(value, str) or not value.strip() or len(value) > 80 or not value.isprintable():
         raise BadInput("%s is %s, not a line of text up to 80 characters" % (what, json.dumps(value)[:40]))
     return " ".join(value.split())
-
-
-def n_group(value, n, where):
-    """The N of the rows a row stands beside (ccnuma-bench's n_group): its own N, or within 1% of
-    it for a likwid-bench row that ran 992 for the 1000 asked (the tool's rule, in bandwidth.cpp's
-    peer_row). Anything else would draw unrelated rows as one curve."""
-    g = count(value, where + ": n_group")
-    if g != n and abs(n - g) > 0.01 * g:
-        raise BadInput("%s: n_group %d is neither its n (%d) nor within 1%% of it" % (where, g, n))
-    return g
 
 
 def n_said(mine):
@@ -141,8 +135,12 @@ def read_json(path):
             unit = b.get("label", "GB/s")
             if not isinstance(unit, str):
                 raise BadInput("%s: label is %s, not a string" % (where, json.dumps(unit)))
-        group = n_group(b["n_group"], n, where) if "n_group" in b else n
-        p = points.setdefault((kernel, variant, n, threads, group), {"unit": unit, "n_group": group})
+        # The N asked: a likwid-bench row runs its own rounding of it (992 for 1000).
+        asked = count(b["n_asked"], where + ": n_asked") if "n_asked" in b else n
+        p = points.setdefault((kernel, variant, n, threads, asked), {"unit": unit})
+        if b["aggregate_name"] in p:  # two rows would be drawn as one, the last one's numbers
+            raise BadInput("%s: a second %s aggregate of %s/%s n=%d threads=%d (N asked %d)" %
+                           (where, b["aggregate_name"], kernel, variant, n, threads, asked))
         p[b["aggregate_name"]] = number(b.get(unit), "%s: %s" % (where, unit))
         if "n_counts" in b:
             p["n_counts"] = text(b["n_counts"], where + ": n_counts")
@@ -331,10 +329,12 @@ def read_csv(path):
                 raise BadInput("line %d has %d fields, the header has %d" % (line, len(row), len(header)))
             try:
                 n = count(int(row[col["n"]]), "line %d: n" % line)
-                group = n_group(int(row[header.index("n_group")]), n, "line %d" % line) if "n_group" in header else n
+                asked = count(int(row[header.index("n_asked")]), "line %d: n_asked" % line) if "n_asked" in header else n
                 key = (row[col["kernel"]], row[col["variant"]], n, count(int(row[col["threads"]]), "line %d: threads" % line),
-                       group)
-                p = {"unit": row[col["unit"]], "n_group": group}
+                       asked)
+                if key in points:  # two rows would be drawn as one, the last one's numbers
+                    raise BadInput("line %d: a second row of %s/%s n=%d threads=%d (N asked %d)" % ((line,) + key))
+                p = {"unit": row[col["unit"]]}
                 if "n_counts" in header:
                     p["n_counts"] = text(row[header.index("n_counts")], "line %d: n_counts" % line)
                 for a in ("median", "min", "max"):
@@ -636,7 +636,7 @@ def main(argv):
     panels = []
     for kernel in sorted({k[0] for k in points}):
         mine = {k: v for k, v in points.items() if k[0] == kernel}
-        # The N asked (n_group): a likwid-bench row that ran 992 beside 1000 is no second size.
+        # The N asked: a likwid-bench row that ran 992 beside 1000 is no second size.
         sizes = sorted({k[5] for k in mine})
         teams = sorted({k[4] for k in mine})
         if len(sizes) > 1:
@@ -715,9 +715,8 @@ def main(argv):
             x_at = 3 if kind == "n" else 4
 
             def held(k):
-                # Against threads, a curve runs through the rows of one N group: a likwid-bench
-                # row that ran 992 for the 1000 asked is in the group 1000 (n_group), and its
-                # curve says where a point ran another N.
+                # Against threads, a curve runs through the rows of one N asked: a likwid-bench
+                # row that ran 992 for the 1000 asked is on the curve of 1000, which says so.
                 return k[4] if kind == "n" else k[5]
             curves = []
             for key in mine:
@@ -735,7 +734,10 @@ def main(argv):
                 label = name(source, variant)
                 if len(held_all) > 1:
                     label += ", %d thr" % h if kind == "n" else ", N = %d" % h
-                off = ["%d at %d thr" % (k[3], k[4]) for k in ks if kind == "threads" and k[3] != h]
+                # Where a point ran another N than the one asked (likwid-bench's rounding): against
+                # threads at which thread count, against N for which N asked.
+                off = ["%d at %d thr" % (k[3], k[4]) if kind == "threads" else "%d for %d" % (k[3], k[5])
+                       for k in ks if k[3] != k[5]]
                 if off:
                     label += " (ran N = %s)" % ", ".join(off)
                 # The held coordinate (threads, or N) in the line style, the variant (and file) in

@@ -135,7 +135,7 @@ void report::progress(const std::string& line) const {
 
 void report::add(result r) {
     r.n_is = n_is_;
-    if (r.n_group == 0) r.n_group = r.n;
+    if (r.n_asked == 0) r.n_asked = r.n;
     // Measured here, right after the kernel, in the state the kernel left the runtime in.
     auto fj = fork_join_.find(r.threads);
     if (fj == fork_join_.end() && r.threads > 0) fj = fork_join_.emplace(r.threads, empty_region_seconds(r.threads)).first;

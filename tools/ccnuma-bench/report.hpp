@@ -38,11 +38,11 @@ struct result {
     std::size_t n = 0;
     /// What n counts: set by report::add from the kernel's row (registry.cpp), never by a kernel.
     n_counts n_is = n_counts::elements_per_array;
-    /// The N of the rows it stands beside and is compared with: n itself, except for a
-    /// likwid-bench row that ran within 1% of the N asked (992 for 1000, bandwidth.cpp's
-    /// peer_row), whose group is the N asked. 0 (a kernel's default): report::add makes it n. plot draws a curve against the thread count
-    /// through a group, not through one N, and says where a point ran another.
-    std::size_t n_group = 0;
+    /// The N the run asked for (--n): n itself, except for a likwid-bench row, which runs its
+    /// own rounding of it (992 for 1000; bandwidth.cpp's peer_row). 0 (a kernel's default):
+    /// report::add makes it n. plot draws a curve against the thread count through the rows of
+    /// one N asked, and says where a point ran another.
+    std::size_t n_asked = 0;
     unsigned threads = 0;
     std::size_t batch = 1;
     std::vector<double> seconds;  ///< per sweep, one per repetition

@@ -9,7 +9,7 @@ namespace bench {
 
 std::string results_csv(const std::vector<result>& results) {
     std::ostringstream f;
-    f << "kernel,variant,n,n_counts,n_group,threads,reps,batch,seconds_median,unit,value_min,value_median,value_max,gbs_wa_min,gbs_wa_"
+    f << "kernel,variant,n,n_counts,n_asked,threads,reps,batch,seconds_median,unit,value_min,value_median,value_max,gbs_wa_min,gbs_wa_"
          "median,gbs_wa_max,mflops_median,pages_local,counters,flags,fork_join_s\n";
     for (const auto& r : results) {
         const auto sv = summarize(r.values), sw = summarize(r.gbs_wa), st = summarize(r.seconds);
@@ -18,7 +18,7 @@ std::string results_csv(const std::vector<result>& results) {
         const auto pl = r.counters.find("pages_local");
         std::ostringstream row;
         row.precision(6);
-        row << r.kernel << ",\"" << r.variant << "\"," << r.n << ",\"" << to_string(r.n_is) << "\"," << r.n_group << "," << r.threads << "," << r.seconds.size() << ","
+        row << r.kernel << ",\"" << r.variant << "\"," << r.n << ",\"" << to_string(r.n_is) << "\"," << r.n_asked << "," << r.threads << "," << r.seconds.size() << ","
             << r.batch << "," << st.median << "," << r.unit << "," << sv.min << "," << sv.median << "," << sv.max << ",";
         if (!r.gbs_wa.empty())
             row << sw.min << "," << sw.median << "," << sw.max << "," << summarize(r.mflops).median;

@@ -147,7 +147,7 @@ void append_result(json& list, const result& r, const std::string& name, int fam
         }
         b["n"] = r.n;
         b["n_counts"] = to_string(r.n_is);
-        b["n_group"] = r.n_group;
+        b["n_asked"] = r.n_asked;
         const std::string agg = aggregate ? aggregate : "";
         for (const auto& [k, x] : r.counters) {
             if (r.ratios.count(k)) {
@@ -217,10 +217,10 @@ std::string results_json(const options& o, const std::vector<result>& results, c
         const std::string family = r.kernel + "/" + safe_of.at({r.kernel, r.variant});
         const int fam = families.emplace(family, static_cast<int>(families.size())).first->second;
         const int inst = instances[family]++;
-        // A likwid-bench row that ran 992 for 1000 names its group too: 1000 and 1001 asked
+        // A likwid-bench row that ran 992 for 1000 names the N asked too: 1000 and 1001 asked
         // can both run 992, and two entries of one name would be one benchmark to compare.py.
-        const std::string group = r.n_group != r.n ? "/n_group:" + std::to_string(r.n_group) : "";
-        append_result(list, r, family + group + "/n:" + std::to_string(r.n) + "/threads:" + std::to_string(r.threads), fam,
+        const std::string asked = r.n_asked != r.n ? "/n_asked:" + std::to_string(r.n_asked) : "";
+        append_result(list, r, family + asked + "/n:" + std::to_string(r.n) + "/threads:" + std::to_string(r.threads), fam,
                       inst);
     }
     if (!all_series.empty()) {

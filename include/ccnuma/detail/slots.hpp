@@ -23,7 +23,7 @@ public:
         if (n > inline_count)
             heap_ = std::make_unique<T[]>(n);
         else
-            for (std::size_t i = 0; i < n; ++i) construct(inline_data() + i);
+            for (std::size_t i = 0; i < n; ++i) ::new (static_cast<void*>(inline_data() + i)) T();
     }
     ~slots() {
         if (!heap_) std::destroy_n(inline_data(), size_);
@@ -41,18 +41,6 @@ public:
 
 private:
     static constexpr std::size_t inline_count = InlineBytes / sizeof(T);
-
-    // A T with a default constructor of its own (padded<std::optional<V>>: its member's
-    // initializer) is default-initialized: value-initialization would first zero the whole
-    // object, padding included, which for a reduction's 64-byte slots was 190 of the 5,826
-    // instructions a par::reduce over 64 doubles on 8 threads took, all of them on the calling
-    // thread before the fork (callgrind, issue 35). A T without one (double) is value-initialized.
-    static void construct(T* at) noexcept {
-        if constexpr (std::is_trivially_default_constructible_v<T>)
-            ::new (static_cast<void*>(at)) T();
-        else
-            ::new (static_cast<void*>(at)) T;
-    }
 
     T* data() noexcept { return heap_ ? heap_.get() : inline_data(); }
     const T* data() const noexcept { return heap_ ? heap_.get() : inline_data(); }
