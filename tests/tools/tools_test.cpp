@@ -680,7 +680,7 @@ TEST(BadInput, VmRejectsImpossibleMachinesAndMissingCommandsBeforeBooting) {
         {"--nodes two -- true", 2, "--nodes needs a whole number"},
         {"--env 1X=2 -- true", 2, "--env needs NAME=VALUE"},
         {"--timeout 0 -- true", 2, "--timeout needs seconds"},
-        {"--accel xen -- true", 2, "--accel xen is unknown"},
+        {"--accel xen -- true", 2, "--accel xen is unknown (expected auto, tcg, tcg-multi or kvm)"},
         {"--bogus -- true", 2, "unknown option \"--bogus\""},
         {"--nodes", 2, "--nodes needs a value"},
         // Issue 17: getopt_long, as in ccnuma-run.

@@ -1,7 +1,8 @@
 // ccnuma-vm's boot kernel (tools/ccnuma-vm/kernel_image.hpp): the ELF image with a PVH entry that
 // it decompresses from the cached bzImage, or the bzImage itself with the reason. Each test
 // builds a bzImage around a synthetic ELF in a cache of its own, with a fake QEMU first on PATH,
-// and reads `ccnuma-vm --setup`: nothing boots, so these run in every build.
+// and reads `ccnuma-vm --setup`: nothing boots, so these run in every build. The last test reads
+// the accelerator the fake QEMU was given (tools/ccnuma-vm/qemu.hpp) the same way.
 
 #include "../support/run.hpp"
 
@@ -84,9 +85,15 @@ struct cache {
         std::error_code ec;
         fs::remove_all(root, ec);
     }
-    test_support::result setup() const {
+    test_support::result setup() const { return vm_with("--setup"); }
+    test_support::result vm_with(const std::string& arguments) const {
         return run("CCNUMA_VM_CACHE=" + quote(dir.string()) + " PATH=" + quote(bin.string()) + ":\"$PATH\" " + quote(vm) +
-                   " --setup");
+                   " " + arguments);
+    }
+    // The fake QEMU writes its arguments, one a line, to `file` (the last call's) and fails.
+    void record_qemu_arguments(const fs::path& file) const {
+        std::ofstream(bin / "qemu-system-x86_64") << "#!/bin/sh\nprintf '%s\\n' \"$@\" > " << quote(file.string())
+                                                  << "\nexit 1\n";
     }
     std::string boot_line(const test_support::result& r) const {
         const auto at = r.out.find("\nboot    ");
@@ -267,6 +274,38 @@ TEST(VmKernel, AHeaderThatNamesNoPayloadIsSaidSo) {
 TEST(VmKernel, AnUnknownCompressionIsNamed) {
     const cache c("lz4", bzimage(std::string("\x02\x21\x4c\x18", 4) + std::string(64, 'z'), 1000));
     expect_compressed(c, "in a compression ccnuma-vm does not decompress (zstd, xz and gzip it does)");
+}
+
+// Which accelerator QEMU is given for each --accel word; auto takes tcg where the KVM probe fails
+// (here it always does: the fake QEMU fails every boot). tcg runs every vCPU on one host thread:
+// under the multi-threaded translator a guest kernel has panicked in CI (docs/tools/ccnuma-vm.md).
+TEST(VmAccel, EachWordGivesQemuItsAccelerator) {
+    const std::string elf = pvh_elf();
+    const cache c("accel", bzimage(compress("zstd", elf), static_cast<std::uint32_t>(elf.size())));
+    const fs::path args = c.root / "qemu-arguments";
+    c.record_qemu_arguments(args);
+    struct expected {
+        std::string option, accel, cpu, said;
+    };
+    for (const expected& e : {expected{"--accel tcg", "tcg,thread=single", "max", "(tcg)"},
+                              expected{"--accel tcg-multi", "tcg,thread=multi", "max", "(tcg-multi)"},
+                              expected{"--accel kvm", "kvm", "host", "(kvm)"},
+                              expected{"--accel auto", "tcg,thread=single", "max", "(tcg)"},
+                              expected{"", "tcg,thread=single", "max", "(tcg)"}}) {
+        SCOPED_TRACE(e.option.empty() ? "no --accel" : e.option);
+        fs::remove(args);
+        const auto r = c.vm_with(e.option + " -v -- true");
+        EXPECT_EQ(r.status, 125) << r.err;
+        EXPECT_NE(r.err.find("the guest did not boot"), std::string::npos) << r.err;
+        EXPECT_NE(r.err.find(" total "), std::string::npos) << r.err;
+        EXPECT_NE(r.err.find(e.said + "\n"), std::string::npos) << r.err;
+        const std::string given = slurp(args.string());
+        EXPECT_NE(given.find("\n-accel\n" + e.accel + "\n-cpu\n" + e.cpu + "\n"), std::string::npos) << given;
+        EXPECT_EQ(given.find("thread=", given.find("thread=") + 1), std::string::npos) << "two accelerators: " << given;
+    }
+    const auto bad = c.vm_with("--accel tcg-single -- true");
+    EXPECT_EQ(bad.status, 2);
+    EXPECT_EQ(bad.err, "ccnuma-vm: --accel tcg-single is unknown (expected auto, tcg, tcg-multi or kvm)\n");
 }
 
 }  // namespace

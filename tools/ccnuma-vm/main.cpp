@@ -80,9 +80,7 @@ int run(int argc, char** argv) {
 
     const double t0 = now_seconds();
     const kit k = prepare_kit(r.verbose);
-    const accel a = o.accel == "kvm" ? accel::kvm : o.accel == "tcg" ? accel::tcg
-                                                   : kvm_usable(k, r.verbose) ? accel::kvm
-                                                                               : accel::tcg;
+    const accel a = o.accel ? *o.accel : kvm_usable(k, r.verbose) ? accel::kvm : accel::tcg;
     const double t_kit = now_seconds();
     scratch_dir scratch;
     const std::string image = scratch.create("image.cpio");
@@ -96,9 +94,10 @@ int run(int argc, char** argv) {
         std::fprintf(stderr, "ccnuma-vm: %s\n", line.c_str());
     }
     // A kernel that oopses before the command started is booted again: nothing of the user's ran,
-    // and under multi-threaded TCG a guest kernel very rarely (about 1 boot in 50 here) takes an
-    // int3 oops while it patches its own text on several vCPUs. A panic once the command runs is
-    // always reported.
+    // and under multi-threaded TCG (--accel tcg-multi) a guest kernel very rarely (about 1 boot in
+    // 50 on the development hosts) takes an int3 oops while it patches its own text on several
+    // vCPUs. A panic once the command runs is always reported: the command may have done part of
+    // its work, and its output so far has been forwarded.
     guest_run g;
     for (int attempt = 1;; ++attempt) {
         g = run_qemu(k.qemu, args, std::max(0.1, r.timeout_s - (now_seconds() - t0)), true);
@@ -111,7 +110,7 @@ int run(int argc, char** argv) {
                      "ccnuma-vm: kit %.2f s, image %.1f MiB in %.2f s, boot %.2f s, command and power-off %.2f s, "
                      "total %.2f s (%s)\n",
                      t_kit - t0, static_cast<double>(image_bytes) / (1 << 20), t_image - t_kit, g.boot_s,
-                     g.total_s - g.boot_s, now_seconds() - t0, a == accel::kvm ? "kvm" : "tcg");
+                     g.total_s - g.boot_s, now_seconds() - t0, std::string(to_string(a)).c_str());
 
     std::string command_line;
     for (const auto& x : r.command) command_line += (command_line.empty() ? "" : " ") + x;

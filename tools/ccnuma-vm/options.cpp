@@ -28,7 +28,7 @@ constexpr const char* usage =
     "                 [--mem-per-node SIZE] [--memory-node SIZE[,near=S][,bandwidth=R][,latency=R]]...\n"
     "                 [--distances \"10,20;20,10\"] [--thp always|madvise|never] [--numa-balancing 0|1]\n"
     "                 [--copy PATH]... [--env NAME=VALUE]... [--timeout SEC]\n"
-    "                 [--keep-going] [--accel auto|tcg|kvm] [--verbose] -- command [args...]\n"
+    "                 [--keep-going] [--accel auto|tcg|tcg-multi|kvm] [--verbose] -- command [args...]\n"
     "       ccnuma-vm --setup | --help | --version\n"
     "  Boots an emulated machine with N NUMA nodes (default 2) of C cores (default 2) and runs the\n"
     "  command in it, with the host's OMP_*, GOMP_*, KMP_*, CCNUMA_* and LD_LIBRARY_PATH variables.\n"
@@ -47,7 +47,10 @@ constexpr const char* usage =
     "  --timeout SEC     stop the guest after SEC seconds, boot included (default 600)\n"
     "  --keep-going      let the guest kernel go on after an oops (default: an oops panics the\n"
     "                    guest); the oops is reported as a warning\n"
-    "  --accel           tcg, kvm, or auto: KVM only if a probe boot with it succeeded (default)\n"
+    "  --accel           auto (default): KVM if a probe boot with it succeeded, else tcg; tcg:\n"
+    "                    QEMU's translator, one host thread taking every vCPU in turn; tcg-multi:\n"
+    "                    a host thread per vCPU (faster only with a host core per vCPU to spare;\n"
+    "                    a guest kernel has panicked under it); kvm: the host's hypervisor\n"
     "  --verbose, -v     report installation, the QEMU command line and boot/run times\n"
     "  --setup           install what is needed into the cache, print it, and exit\n"
     "  A command that is Open MPI's mpirun brings Open MPI's components, help and configuration\n"
@@ -176,9 +179,9 @@ options parse(int argc, char** argv) {
             }
             case opt_keep_going: o.req.keep_going = true; break;
             case opt_accel:
-                o.accel = value;
-                if (o.accel != "auto" && o.accel != "tcg" && o.accel != "kvm")
-                    throw usage_error{"--accel " + o.accel + " is unknown (expected auto, tcg or kvm)"};
+                o.accel = accel_named(value);
+                if (!o.accel && value != "auto")
+                    throw usage_error{"--accel " + value + " is unknown (expected auto, tcg, tcg-multi or kvm)"};
                 break;
             case 'v': o.req.verbose = true; break;
             case opt_setup: o.setup = true; break;

@@ -80,6 +80,21 @@ std::string line_with(const std::string& text, const char* needle) {
 
 }  // namespace
 
+std::string_view to_string(accel a) {
+    switch (a) {
+        case accel::tcg: return "tcg";
+        case accel::tcg_multi: return "tcg-multi";
+        case accel::kvm: return "kvm";
+    }
+    return "?";
+}
+
+std::optional<accel> accel_named(std::string_view word) {
+    for (const accel a : {accel::tcg, accel::tcg_multi, accel::kvm})
+        if (to_string(a) == word) return a;
+    return std::nullopt;
+}
+
 std::vector<hmat_entry> hmat_entries(const ccnuma::emulated_machine& m) {
     // CPU nodes among themselves scale by the SLIT ratio (20/10: twice the latency, half the
     // bandwidth); a memory node is reached through its initiator, times its own ratios.
@@ -107,12 +122,16 @@ std::vector<hmat_entry> hmat_entries(const ccnuma::emulated_machine& m) {
 std::vector<std::string> qemu_arguments(const ccnuma::emulated_machine& m, const kit& k, const std::string& image,
                                         accel a, bool keep_going) {
     std::vector<std::string> v = {"-nodefaults", "-no-user-config", "-display", "none", "-monitor", "none", "-no-reboot"};
-    if (a == accel::kvm) {
-        v.insert(v.end(), {"-accel", "kvm", "-cpu", "host"});
-    } else {
-        // "max" gives the guest every instruction TCG can emulate (AVX2 in QEMU 7.2), so a host
-        // binary built with -march=x86-64-v3 still runs.
-        v.insert(v.end(), {"-accel", "tcg,thread=multi", "-cpu", "max"});
+    // "max" gives the guest every instruction TCG can emulate (AVX2 in QEMU 7.2), so a host
+    // binary built with -march=x86-64-v3 still runs. One host thread runs every vCPU unless
+    // tcg-multi is asked for: under QEMU 7.2's multi-threaded translator the guest kernel has
+    // taken an int3 oops while patching its text at boot (about 1 boot in 50) and, once in CI,
+    // panicked in an interrupt while a test's command ran; and on a 2-core host one thread is
+    // faster too (a 4-vCPU guest boots in 2.2 s against 3.0 s; docs/tools/ccnuma-vm.md, Time).
+    switch (a) {
+        case accel::kvm: v.insert(v.end(), {"-accel", "kvm", "-cpu", "host"}); break;
+        case accel::tcg: v.insert(v.end(), {"-accel", "tcg,thread=single", "-cpu", "max"}); break;
+        case accel::tcg_multi: v.insert(v.end(), {"-accel", "tcg,thread=multi", "-cpu", "max"}); break;
     }
     const unsigned cpus = m.total_cpus(), sockets = m.effective_sockets();
     v.insert(v.end(), {"-m", mib(m.total_memory()), "-smp",

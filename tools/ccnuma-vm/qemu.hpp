@@ -6,12 +6,21 @@
 #include "kit.hpp"
 
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace tools::vm {
 
-enum class accel { tcg, kvm };
+/// How the guest's vCPUs run: QEMU's translator on one host thread that takes every vCPU in turn
+/// (the default without KVM), the translator with a host thread per vCPU, or the host's KVM.
+enum class accel { tcg, tcg_multi, kvm };
+
+/// The word --accel takes for each, which --verbose prints too.
+std::string_view to_string(accel a);
+/// The accelerator --accel names, or nothing for a word that is none.
+std::optional<accel> accel_named(std::string_view word);
 
 /// Local DRAM as the guest's HMAT describes it; every other entry is a ratio of these. The
 /// values are made up (only placement is emulated), but typical of a DDR5 channel or two.

@@ -3,7 +3,9 @@
 // guest (the command, the files it names, Open MPI, the environment), main.cpp boots it.
 
 #include "guest.hpp"
+#include "qemu.hpp"
 
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -11,7 +13,7 @@ namespace tools::vm {
 
 struct options {
     request req;
-    std::string accel = "auto";
+    std::optional<vm::accel> accel;  ///< nothing: auto (KVM where a probe boot with it succeeded)
     bool setup = false;
 };
 
