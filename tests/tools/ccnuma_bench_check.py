@@ -382,6 +382,16 @@ def plot_sweep_test(binary):
         drew = plot(binary, [bare, dm], tmp)
         check(any(l.startswith("dmvm: GB/s against N (matrix order (N x N doubles); not said) [100, 200]") for l in drew),
               "old and new files: %s" % drew)
+        # sync calibrates its N per team shape and names the shape in each variant: every
+        # variant ran once, so a bar each saying its N and threads, and no one-point curves.
+        sy = tiny(binary, ["sync", "--threads", "2"], tmp, "sync")
+        rows = [b for b in json.load(open(sy))["benchmarks"] if b.get("aggregate_name") == "median"]
+        drew = plot(binary, [sy], tmp)
+        head = "sync: N (delay loop iterations) per bar, threads per bar: %d bars: " % len(rows)
+        check(len(drew) == 1 and drew[0].startswith(head), "sync's bars: %s" % drew)
+        bars = drew[0][len(head):].split("; ") if drew and drew[0].startswith(head) else []
+        check(sorted(bars) == sorted("%s (N = %d, %d thr)" % (b["variant"], b["n"], b["threads"]) for b in rows),
+              "each bar says its N and threads: %s" % bars)
     print("ok: plot draws every thread count of a sweep, and says what N counts")
 
 
@@ -452,6 +462,14 @@ def plot_series_test(binary):
         json.dump(doc, open(jac, "w"))
         drew = plot(binary, [jac], tmp)
         check(sum(said in l for l in drew) == 2, "an old series takes its rows' words: %s" % drew)
+        # A series that does not say its N or thread count (the fields are optional) says so.
+        doc = json.load(open(js))
+        doc["series"] = [{"kernel": "jacobi", "variant": "serial init", "columns": ["elapsed_s", "GB/s"],
+                          "rows": [[0.5, 10.0], [1.0, 12.0]]}]
+        json.dump(doc, open(series, "w"))
+        drew = plot(binary, [series], tmp)
+        check(any(l.startswith("jacobi: serial init, N not given, threads not given: GB/s against elapsed_s") for l in drew),
+              "a series without N and threads: %s" % drew)
     print("ok: plot draws a time series and says what its N counts")
 
 
@@ -512,6 +530,10 @@ def plot_bad_test(binary):
             "no-aggregates.json": json.dumps({"benchmarks": [b for b in good["benchmarks"] if b["run_type"] == "iteration"]}),
             "no-min.json": json.dumps({"benchmarks": [b for b in good["benchmarks"] if b.get("aggregate_name") != "min"]}),
             "bad-series.json": json.dumps(dict(good, series=[{"columns": ["elapsed_s", "GB/s"], "rows": [[1.0]]}])),
+            "bad-series-n.json": json.dumps(dict(good, series=[{"n": "x" * 5000, "columns": ["elapsed_s", "GB/s"],
+                                                                 "rows": [[1.0, 2.0]]}])),
+            "zero-series-threads.json": json.dumps(dict(good, series=[{"threads": 0, "columns": ["elapsed_s", "GB/s"],
+                                                                       "rows": [[1.0, 2.0]]}])),
             "short.csv": header + "\n" + ",".join(first.split(",")[:5]) + "\n",
             "notcsv.csv": "hello\n",
             # ccnuma-ps series (issue 33): no samples, a sample without its tables, a node that is no number.
@@ -531,6 +553,14 @@ def plot_bad_test(binary):
             check(rc == 1, "%s: exit %d" % (name, rc))
             check(len(lines) == 1 and lines[0].startswith("ccnuma-bench plot: ") and "Traceback" not in err,
                   "%s: one line on stderr, got %r" % (name, err))
+            said = {"bad-series-n.json": ": n is \"xxxx", "zero-series-threads.json": ": threads is 0, not a whole number"}
+            check(said.get(name, "") in err, "%s: the line names the field: %r" % (name, err))
+        # A row without its min names the N asked where it ran another (likwid-bench's rounding).
+        path = os.path.join(tmp, "no-min-asked.json")
+        json.dump({"benchmarks": [dict(b, n_asked=b["n"] + 1) for b in good["benchmarks"] if b.get("aggregate_name") in
+                                  ("median", "max")]}, open(path, "w"))
+        rc, _, err = run([binary, "plot", path, "-o", os.path.join(tmp, "x.png")])
+        check(rc == 1 and "n=1000 threads=1 (N asked 1001) has no min aggregate" in err, "no min, N asked: %r" % err)
     print("ok: %d bad inputs give one line and exit 1" % len(cases))
 
 

@@ -159,7 +159,9 @@ def read_json(path):
     for key, p in points.items():
         missing = [a for a in ("median", "min", "max") if a not in p]
         if missing:
-            raise BadInput("%s/%s n=%d threads=%d has no %s aggregate" % (key[0], key[1], key[2], key[3], ", ".join(missing)))
+            raise BadInput("%s/%s n=%d threads=%d%s has no %s aggregate" %
+                           (key[0], key[1], key[2], key[3], " (N asked %d)" % key[4] if key[4] != key[2] else "",
+                            ", ".join(missing)))
     series = []
     raw = doc.get("series", [])
     if not isinstance(raw, list):
@@ -180,7 +182,9 @@ def read_json(path):
                                (where, j, len(r) if isinstance(r, list) else "no", len(cols)))
             data.append([number(x, "%s: row %d, %s" % (where, j, c)) for x, c in zip(r, cols)])
         series.append({"kernel": str(s.get("kernel", "?")), "variant": str(s.get("variant", "?")),
-                       "n": s.get("n"), "threads": s.get("threads"), "columns": cols, "rows": data,
+                       "n": count(s["n"], where + ": n") if s.get("n") is not None else None,
+                       "threads": count(s["threads"], where + ": threads") if s.get("threads") is not None else None,
+                       "columns": cols, "rows": data,
                        "n_counts": text(s["n_counts"], where + ": n_counts") if "n_counts" in s else None})
     ctx = doc.get("context", {})
     if not isinstance(ctx, dict):
@@ -639,6 +643,11 @@ def main(argv):
         # The N asked: a likwid-bench row that ran 992 beside 1000 is no second size.
         sizes = sorted({k[5] for k in mine})
         teams = sorted({k[4] for k in mine})
+        # Every variant ran once (sync: its variants name their team shape, and its N is the
+        # delay it calibrated for that shape): curves of one point each would say nothing.
+        if len({(k[1], k[2]) for k in mine}) == len(mine) or (len(sizes) == 1 and len(teams) == 1):
+            panels.append((kernel, "bars", mine))
+            continue
         if len(sizes) > 1:
             panels.append((kernel, "n", mine))
             if any("ratios" in v for v in mine.values()):
@@ -647,8 +656,6 @@ def main(argv):
         # would draw a curve per variant and size (208 for triad's 13 rows at 8 sizes).
         if len(teams) > 1 and len(teams) >= len(sizes):
             panels.append((kernel, "threads", mine))
-        if len(sizes) == 1 and len(teams) == 1:
-            panels.append((kernel, "bars", mine))
     for s in series:
         panels.append((s["kernel"], s["variant"] if s["variant"].startswith("watch-") else "series", s))
     cols = min(2, len(panels))
@@ -669,8 +676,11 @@ def main(argv):
             # the series carried them), else none.
             words = s.get("n_counts") or next((v["n_counts"] for k, v in points.items() if k[0] == kernel and "n_counts" in v),
                                               None)
-            title = "%s: %s, N = %s%s, %s thread(s)%s" % (kernel, s["variant"], s["n"], " (%s)" % words if words else "",
-                                                          s["threads"], " [%s]" % s["source"] if several else "")
+            # A series from a file that does not say its N or thread count says so, not "None".
+            title = "%s: %s, %s, %s%s" % (kernel, s["variant"],
+                                          "N not given" if s["n"] is None else "N = %d%s" % (s["n"], " (%s)" % words if words else ""),
+                                          "threads not given" if s["threads"] is None else "%d thread(s)" % s["threads"],
+                                          " [%s]" % s["source"] if several else "")
             left = [c for c in cols_ if c != "pages_local"]
             curves = []
             for c in left:
@@ -696,9 +706,15 @@ def main(argv):
         elif kind == "bars":
             unit = next(iter(mine.values()))["unit"]
             keys = list(mine)  # in file order: the run's own order of variants
-            n = keys[0][5]
-            t = keys[0][4]
-            names = [name(k[1], k[2]) + (" (ran N = %d)" % k[3] if k[3] != n else "") for k in keys]
+            ns, ts = sorted({k[5] for k in keys}), sorted({k[4] for k in keys})
+
+            def said(k):
+                # What the title cannot hold: the bar's N and threads where the bars differ in
+                # them, and the N a likwid-bench row ran for the one asked.
+                parts = (["N = %d" % k[5]] if len(ns) > 1 else []) + (["ran N = %d" % k[3]] if k[3] != k[5] else []) + \
+                        (["%d thr" % k[4]] if len(ts) > 1 else [])
+                return " (%s)" % ", ".join(parts) if parts else ""
+            names = [name(k[1], k[2]) + said(k) for k in keys]
             med = [mine[k]["median"] for k in keys]
             err = [[mine[k]["median"] - mine[k]["min"] for k in keys], [mine[k]["max"] - mine[k]["median"] for k in keys]]
             ax.barh(range(len(keys)), med, xerr=err, capsize=3, color="tab:blue")
@@ -706,8 +722,10 @@ def main(argv):
             ax.set_yticklabels(names, fontsize=8)
             ax.invert_yaxis()
             ax.set_xlabel(unit + " (median, min/max bars)")
-            ax.set_title("%s: N = %d%s, %d thread(s)" % (kernel, n, n_said(mine), t))
-            drew.append("%s: N = %d%s, %d thread(s): %d bars: %s" % (kernel, n, n_said(mine), t, len(keys), "; ".join(names)))
+            held = "%s: %s, %s" % (kernel, "N = %d%s" % (ns[0], n_said(mine)) if len(ns) == 1 else "N%s per bar" % n_said(mine),
+                                   "%d thread(s)" % ts[0] if len(ts) == 1 else "threads per bar")
+            ax.set_title(held)
+            drew.append("%s: %d bars: %s" % (held, len(keys), "; ".join(names)))
         else:
             unit = next(iter(mine.values()))["unit"]
             # One curve per file, variant and held coordinate: against N, every thread count is
