@@ -37,7 +37,7 @@ std::string init_script(const request& r) {
     // THP and NUMA balancing are set on the kernel command line (see qemu_arguments()), and
     // written here only if the kernel overrode them: it turns THP off below 512 MiB of RAM.
     // Writing them flips static keys, and text patching on several vCPUs is where
-    // multi-threaded TCG is least robust, so the write is the exception.
+    // multi-threaded TCG (--accel tcg-multi) is least robust, so the write is the exception.
     const std::string thp_file = "/sys/kernel/mm/transparent_hugepage/enabled";
     const std::string thp_ok = "grep -q '\\[" + m.thp + "\\]' " + thp_file;
     s += thp_ok + " || echo " + m.thp + " > " + thp_file + "\n";

@@ -94,9 +94,9 @@ int run(int argc, char** argv) {
         std::fprintf(stderr, "ccnuma-vm: %s\n", line.c_str());
     }
     // A kernel that oopses before the command started is booted again: nothing of the user's ran,
-    // and under multi-threaded TCG (--accel tcg-multi) a guest kernel very rarely (about 1 boot in
-    // 50 on the development hosts) takes an int3 oops while it patches its own text on several
-    // vCPUs. A panic once the command runs is always reported: the command may have done part of
+    // and under multi-threaded TCG (--accel tcg-multi) a guest kernel has taken an int3 oops while
+    // it patched its own text on several vCPUs (seen once in about 50 boots, and in none of 79
+    // more). A panic once the command runs is always reported: the command may have done part of
     // its work, and its output so far has been forwarded.
     guest_run g;
     for (int attempt = 1;; ++attempt) {

@@ -49,8 +49,8 @@ constexpr const char* usage =
     "                    guest); the oops is reported as a warning\n"
     "  --accel           auto (default): KVM if a probe boot with it succeeded, else tcg; tcg:\n"
     "                    QEMU's translator, one host thread taking every vCPU in turn; tcg-multi:\n"
-    "                    a host thread per vCPU (faster only with a host core per vCPU to spare;\n"
-    "                    a guest kernel has panicked under it); kvm: the host's hypervisor\n"
+    "                    a host thread per vCPU (slower on a 2-core host; untried with more\n"
+    "                    cores; a guest kernel has panicked under it); kvm: the host's hypervisor\n"
     "  --verbose, -v     report installation, the QEMU command line and boot/run times\n"
     "  --setup           install what is needed into the cache, print it, and exit\n"
     "  A command that is Open MPI's mpirun brings Open MPI's components, help and configuration\n"
@@ -180,8 +180,12 @@ options parse(int argc, char** argv) {
             case opt_keep_going: o.req.keep_going = true; break;
             case opt_accel:
                 o.accel = accel_named(value);
-                if (!o.accel && value != "auto")
-                    throw usage_error{"--accel " + value + " is unknown (expected auto, tcg, tcg-multi or kvm)"};
+                if (!o.accel && value != "auto") {
+                    std::string words = "auto";
+                    for (std::size_t i = 0; i < std::size(every_accel); ++i)
+                        words += (i + 1 == std::size(every_accel) ? " or " : ", ") + std::string(to_string(every_accel[i]));
+                    throw usage_error{"--accel " + value + " is unknown (expected " + words + ")"};
+                }
                 break;
             case 'v': o.req.verbose = true; break;
             case opt_setup: o.setup = true; break;

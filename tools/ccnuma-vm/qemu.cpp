@@ -90,7 +90,7 @@ std::string_view to_string(accel a) {
 }
 
 std::optional<accel> accel_named(std::string_view word) {
-    for (const accel a : {accel::tcg, accel::tcg_multi, accel::kvm})
+    for (const accel a : every_accel)
         if (to_string(a) == word) return a;
     return std::nullopt;
 }
@@ -124,10 +124,9 @@ std::vector<std::string> qemu_arguments(const ccnuma::emulated_machine& m, const
     std::vector<std::string> v = {"-nodefaults", "-no-user-config", "-display", "none", "-monitor", "none", "-no-reboot"};
     // "max" gives the guest every instruction TCG can emulate (AVX2 in QEMU 7.2), so a host
     // binary built with -march=x86-64-v3 still runs. One host thread runs every vCPU unless
-    // tcg-multi is asked for: under QEMU 7.2's multi-threaded translator the guest kernel has
-    // taken an int3 oops while patching its text at boot (about 1 boot in 50) and, once in CI,
-    // panicked in an interrupt while a test's command ran; and on a 2-core host one thread is
-    // faster too (a 4-vCPU guest boots in 2.2 s against 3.0 s; docs/tools/ccnuma-vm.md, Time).
+    // tcg-multi is asked for: both guest kernel failures seen so far came under the
+    // multi-threaded translator, and on the 2-core host measured one thread was faster
+    // (docs/tools/ccnuma-vm.md, How it works step 5, and Time).
     switch (a) {
         case accel::kvm: v.insert(v.end(), {"-accel", "kvm", "-cpu", "host"}); break;
         case accel::tcg: v.insert(v.end(), {"-accel", "tcg,thread=single", "-cpu", "max"}); break;

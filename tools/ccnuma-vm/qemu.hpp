@@ -16,6 +16,7 @@ namespace tools::vm {
 /// How the guest's vCPUs run: QEMU's translator on one host thread that takes every vCPU in turn
 /// (the default without KVM), the translator with a host thread per vCPU, or the host's KVM.
 enum class accel { tcg, tcg_multi, kvm };
+inline constexpr accel every_accel[] = {accel::tcg, accel::tcg_multi, accel::kvm};
 
 /// The word --accel takes for each, which --verbose prints too.
 std::string_view to_string(accel a);
