@@ -37,6 +37,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 start=$SECONDS
+# A guest that fails prints its console log's last lines before ccnuma-vm's message: the CI log
+# is all that stays of a run, and a guest panic at 8b6b97f left only a file name on the CI
+# machine's /tmp. 80 lines hold a panic's trace (46 for the sysrq crash of the vm tests).
+export CCNUMA_VM_CONSOLE_TAIL=80
 bash scripts/deps.sh
 jobs=$(nproc)
 summary=("deps $((SECONDS - start)) s")

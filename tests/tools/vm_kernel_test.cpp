@@ -2,7 +2,8 @@
 // it decompresses from the cached bzImage, or the bzImage itself with the reason. Each test
 // builds a bzImage around a synthetic ELF in a cache of its own, with a fake QEMU first on PATH,
 // and reads `ccnuma-vm --setup`: nothing boots, so these run in every build. The last test reads
-// the accelerator the fake QEMU was given (tools/ccnuma-vm/qemu.hpp) the same way.
+// the accelerator the fake QEMU was given (tools/ccnuma-vm/qemu.hpp) the same way, and the
+// console tail a guest failure prints from what the fake QEMU wrote as the guest's console.
 
 #include "../support/run.hpp"
 
@@ -12,10 +13,14 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 #include <string>
+#include <tuple>
+#include <utility>
 #include <vector>
 
 namespace {
@@ -94,6 +99,10 @@ struct cache {
     void record_qemu_arguments(const fs::path& file) const {
         std::ofstream(bin / "qemu-system-x86_64") << "#!/bin/sh\nprintf '%s\\n' \"$@\" > " << quote(file.string())
                                                   << "\nexit 1\n";
+    }
+    // The fake QEMU runs `body` (sh) instead: the guest's console is its fd 3, the status port fd 6.
+    void qemu_runs(const std::string& body) const {
+        std::ofstream(bin / "qemu-system-x86_64") << "#!/bin/sh\n" << body << "\n";
     }
     std::string boot_line(const test_support::result& r) const {
         const auto at = r.out.find("\nboot    ");
@@ -306,6 +315,95 @@ TEST(VmAccel, EachWordGivesQemuItsAccelerator) {
     const auto bad = c.vm_with("--accel tcg-single -- true");
     EXPECT_EQ(bad.status, 2);
     EXPECT_EQ(bad.err, "ccnuma-vm: --accel tcg-single is unknown (expected auto, tcg, tcg-multi or kvm)\n");
+}
+
+// A guest failure prints the console log's last lines before its message when asked, so that a
+// CI log keeps a panic's trace (CI lost one: the kept file was on the CI machine's /tmp). The
+// fake QEMU says the command is running, then writes 50 numbered lines, an escape sequence and a
+// panic to the console, with the kernel's CR LF line ends, and exits as panic=-1 makes QEMU do.
+TEST(VmConsoleTail, AGuestFailurePrintsTheLastLinesOfItsConsoleWhenAsked) {
+    const std::string elf = pvh_elf();
+    const cache c("tail", bzimage(compress("zstd", elf), static_cast<std::uint32_t>(elf.size())));
+    c.qemu_runs(
+        "printf 'booted\\nrunning\\n' >&6\n"
+        "i=1; while [ $i -le 50 ]; do printf '[    0.%03d] line %d\\r\\n' $i $i >&3; i=$((i + 1)); done\n"
+        "printf '\\033]0;title\\007\\033[31mred\\r\\n' >&3\n"
+        "printf 'Kernel panic - not syncing: fake\\r\\n---[ end Kernel panic - not syncing: fake ]---\\r\\n\\r\\n' >&3\n"
+        "exit 0");
+    const fs::path tmp = c.root / "tmp";
+    fs::create_directories(tmp);
+    auto vm_run = [&](const std::string& env, const std::string& options) {
+        // CI sets CCNUMA_VM_CONSOLE_TAIL (scripts/test.sh): empty is unset, and `env` may set it again.
+        return run("CCNUMA_VM_CONSOLE_TAIL= " + env + " TMPDIR=" + quote(tmp.string()) + " CCNUMA_VM_CACHE=" + quote(c.dir.string()) +
+                   " PATH=" + quote(c.bin.string()) + ":\"$PATH\" " + quote(vm) + " --accel tcg " + options +
+                   " -- true");
+    };
+    const std::string message = "ccnuma-vm: guest kernel panic: Kernel panic - not syncing: fake (console log: " + tmp.string() + "/ccnuma-vm-";
+    auto lines_of = [](const std::string& text) {
+        std::vector<std::string> v;
+        std::istringstream in(text);
+        for (std::string l; std::getline(in, l);) v.push_back(l);
+        return v;
+    };
+    auto expect_tail = [&](const test_support::result& r, const std::vector<std::string>& want) {
+        EXPECT_EQ(r.status, 125) << r.err;
+        EXPECT_TRUE(r.out.empty()) << r.out;
+        const auto got = lines_of(r.err);
+        ASSERT_EQ(got.size(), want.size() + 1) << r.err;
+        for (std::size_t i = 0; i < want.size(); ++i) EXPECT_EQ(got[i], want[i]);
+        EXPECT_EQ(got.back().rfind(message, 0), 0u) << r.err;
+    };
+    const std::string panic = "ccnuma-vm: console: Kernel panic - not syncing: fake";
+    const std::string end = "ccnuma-vm: console: ---[ end Kernel panic - not syncing: fake ]---";
+    const std::string red = "ccnuma-vm: console: ?]0;title??[31mred";  // no escape reaches the terminal
+
+    {
+        SCOPED_TRACE("--console-tail 4");
+        expect_tail(vm_run("", "--console-tail 4"), {"ccnuma-vm: the last 4 lines of the guest's console log:",
+                                                     "ccnuma-vm: console: [    0.050] line 50", red, panic, end});
+    }
+    {
+        SCOPED_TRACE("CCNUMA_VM_CONSOLE_TAIL=1");
+        expect_tail(vm_run("CCNUMA_VM_CONSOLE_TAIL=1", ""),
+                    {"ccnuma-vm: the last 1 line of the guest's console log:", end});
+    }
+    {
+        SCOPED_TRACE("the option over the variable, and more lines than the log has");
+        std::vector<std::string> all = {"ccnuma-vm: the guest's console log, all 53 lines:"};
+        for (int i = 1; i <= 50; ++i) {
+            char line[64];
+            std::snprintf(line, sizeof line, "ccnuma-vm: console: [    0.%03d] line %d", i, i);
+            all.push_back(line);
+        }
+        all.insert(all.end(), {red, panic, end});
+        expect_tail(vm_run("CCNUMA_VM_CONSOLE_TAIL=2", "--console-tail 100000"), all);
+    }
+    for (const auto& [env, options] : {std::pair<std::string, std::string>{"", ""},
+                                       {"CCNUMA_VM_CONSOLE_TAIL=", ""},
+                                       {"CCNUMA_VM_CONSOLE_TAIL=7", "--console-tail 0"}}) {
+        SCOPED_TRACE("no tail: " + env + " " + options);
+        const auto r = vm_run(env, options);
+        expect_tail(r, {});
+        // The kept log holds the whole console whatever was printed.
+        const auto at = r.err.find("(console log: ");
+        ASSERT_NE(at, std::string::npos) << r.err;
+        const std::string log = r.err.substr(at + 14, r.err.size() - at - 14 - 2);  // up to ")\n"
+        const std::string kept = slurp(log);
+        EXPECT_NE(kept.find("[    0.001] line 1\r\n"), std::string::npos) << log;
+        EXPECT_NE(kept.find("---[ end Kernel panic - not syncing: fake ]---"), std::string::npos) << log;
+    }
+    for (const auto& [env, options, said] :
+         {std::tuple<std::string, std::string, std::string>{"", "--console-tail x", "--console-tail needs a number of lines from 0 to 100000, not \"x\""},
+          {"", "--console-tail 100001", "--console-tail needs a number of lines from 0 to 100000, not \"100001\""},
+          {"", "--console-tail -1", "--console-tail needs a number of lines from 0 to 100000, not \"-1\""},
+          {"CCNUMA_VM_CONSOLE_TAIL=1e3", "", "CCNUMA_VM_CONSOLE_TAIL needs a number of lines from 0 to 100000, not \"1e3\""},
+          {"CCNUMA_VM_CONSOLE_TAIL=99999999999999999999", "--console-tail 3",
+           "CCNUMA_VM_CONSOLE_TAIL needs a number of lines from 0 to 100000, not \"99999999999999999999\""}}) {
+        SCOPED_TRACE(env + " " + options);
+        const auto r = vm_run(env, options);
+        EXPECT_EQ(r.status, 2);
+        EXPECT_EQ(r.err, "ccnuma-vm: " + said + "\n");
+    }
 }
 
 }  // namespace

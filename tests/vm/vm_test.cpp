@@ -347,10 +347,25 @@ TEST(VmGuest, TimeoutStopsTheGuestWithAClearMessage) {
     test_support::expect_one_line_error(r, "ccnuma-vm", "timeout: \"/usr/bin/sleep 600\" did not finish within 15 s");
 }
 
+// One line by default; with --console-tail the kernel's own trace comes first (the tail's
+// format is checked against a fake QEMU in tests/tools/vm_kernel_test.cpp).
 TEST(VmGuest, KernelPanicIsReportedNotHidden) {
-    const result r = run(vm + " -- sh -c 'echo c > /proc/sysrq-trigger'");
+    const std::string crash = " -- sh -c 'echo c > /proc/sysrq-trigger'";
+    const result r = run("CCNUMA_VM_CONSOLE_TAIL= " + vm + crash);  // CI sets it (scripts/test.sh)
     EXPECT_EQ(r.status, 125);
     test_support::expect_one_line_error(r, "ccnuma-vm", "guest kernel panic: Kernel panic - not syncing: sysrq triggered crash");
+
+    const result t = run(vm + " --console-tail 200" + crash);
+    EXPECT_EQ(t.status, 125);
+    std::vector<std::string> lines;
+    std::istringstream in(t.err);
+    for (std::string l; std::getline(in, l);) lines.push_back(l);
+    ASSERT_GE(lines.size(), 4u) << t.err;
+    EXPECT_EQ(lines.front().rfind("ccnuma-vm: the guest's console log, all ", 0), 0u) << t.err;
+    EXPECT_EQ(lines.back().rfind("ccnuma-vm: guest kernel panic: Kernel panic - not syncing: sysrq triggered crash (console log: ", 0), 0u) << t.err;
+    for (std::size_t i = 1; i + 1 < lines.size(); ++i) EXPECT_EQ(lines[i].rfind("ccnuma-vm: console: ", 0), 0u) << lines[i];
+    EXPECT_NE(t.err.find("] Kernel panic - not syncing: sysrq triggered crash\n"), std::string::npos) << t.err;
+    EXPECT_NE(t.err.find("] Call Trace:\n"), std::string::npos) << t.err;
 }
 
 TEST(VmGuest, ProbeRefusesToRunOutsideTheEmulatedMachine) {

@@ -114,8 +114,21 @@ int run(int argc, char** argv) {
 
     std::string command_line;
     for (const auto& x : r.command) command_line += (command_line.empty() ? "" : " ") + x;
+    // The log stays for the user to read; its last lines go to stderr first when asked, since a
+    // CI job keeps its output and loses the machine's /tmp (a guest panic in CI was lost so).
     auto console_hint = [&] {
-        const std::string log = keep_log(g.console + "\n--- qemu ---\n" + g.qemu_error);
+        const std::string text = g.console + (g.qemu_error.empty() ? "" : "\n--- qemu ---\n" + g.qemu_error);
+        const std::string log = keep_log(text);
+        const auto tail = last_lines(text, o.console_tail);
+        if (!tail.empty()) {
+            if (tail.size() < o.console_tail)
+                std::fprintf(stderr, "ccnuma-vm: the guest's console log, all %zu line%s:\n", tail.size(),
+                             tail.size() == 1 ? "" : "s");
+            else
+                std::fprintf(stderr, "ccnuma-vm: the last %zu line%s of the guest's console log:\n", tail.size(),
+                             tail.size() == 1 ? "" : "s");
+            for (const auto& line : tail) std::fprintf(stderr, "ccnuma-vm: console: %s\n", line.c_str());
+        }
         return log.empty() ? std::string(" (the console log could not be written)") : " (console log: " + log + ")";
     };
     if (g.interrupted_by != 0)

@@ -28,7 +28,8 @@ constexpr const char* usage =
     "                 [--mem-per-node SIZE] [--memory-node SIZE[,near=S][,bandwidth=R][,latency=R]]...\n"
     "                 [--distances \"10,20;20,10\"] [--thp always|madvise|never] [--numa-balancing 0|1]\n"
     "                 [--copy PATH]... [--env NAME=VALUE]... [--timeout SEC]\n"
-    "                 [--keep-going] [--accel auto|tcg|tcg-multi|kvm] [--verbose] -- command [args...]\n"
+    "                 [--keep-going] [--accel auto|tcg|tcg-multi|kvm] [--console-tail N] [--verbose]\n"
+    "                 -- command [args...]\n"
     "       ccnuma-vm --setup | --help | --version\n"
     "  Boots an emulated machine with N NUMA nodes (default 2) of C cores (default 2) and runs the\n"
     "  command in it, with the host's OMP_*, GOMP_*, KMP_*, CCNUMA_* and LD_LIBRARY_PATH variables.\n"
@@ -51,6 +52,9 @@ constexpr const char* usage =
     "                    QEMU's translator, one host thread taking every vCPU in turn; tcg-multi:\n"
     "                    a host thread per vCPU (slower on a 2-core host; untried with more\n"
     "                    cores; a guest kernel has panicked under it); kvm: the host's hypervisor\n"
+    "  --console-tail N  when the guest fails (kernel panic, no boot, stopped early), print the\n"
+    "                    last N lines of its console log before the message (default\n"
+    "                    $CCNUMA_VM_CONSOLE_TAIL, else 0: the message names the kept log only)\n"
     "  --verbose, -v     report installation, the QEMU command line and boot/run times\n"
     "  --setup           install what is needed into the cache, print it, and exit\n"
     "  A command that is Open MPI's mpirun brings Open MPI's components, help and configuration\n"
@@ -72,6 +76,18 @@ unsigned number(std::string_view opt, const std::string& value) {
         throw usage_error{std::string(opt) + " " + value + " is out of range (expected a whole number up to " +
                           std::to_string(std::numeric_limits<unsigned>::max()) +
                           "; the machine's limits are checked next)"};
+    return static_cast<unsigned>(v);
+}
+
+// Lines of console to print: a whole number up to 100,000 (a panic's trace is about 60 lines;
+// the log itself is cut to its last 512 KiB to 1 MiB).
+unsigned console_lines(std::string_view from, const std::string& value) {
+    char* end = nullptr;
+    errno = 0;
+    const unsigned long v = std::strtoul(value.c_str(), &end, 10);
+    if (value.empty() || !std::isdigit(static_cast<unsigned char>(value[0])) || *end != '\0' || errno != 0 ||
+        v > 100000)
+        throw usage_error{std::string(from) + " needs a number of lines from 0 to 100000, not \"" + value + "\""};
     return static_cast<unsigned>(v);
 }
 
@@ -102,7 +118,7 @@ std::string absolute(const std::string& p) { return std::filesystem::absolute(p)
 options parse(int argc, char** argv) {
     enum : int {
         opt_nodes = 256, opt_cores, opt_threads, opt_sockets, opt_mem, opt_memory_node, opt_distances, opt_thp, opt_balancing, opt_copy,
-        opt_env, opt_timeout, opt_keep_going, opt_accel, opt_setup
+        opt_env, opt_timeout, opt_keep_going, opt_accel, opt_console_tail, opt_setup
     };
     static const option longs[] = {
         {"nodes", required_argument, nullptr, opt_nodes},
@@ -119,6 +135,7 @@ options parse(int argc, char** argv) {
         {"timeout", required_argument, nullptr, opt_timeout},
         {"keep-going", no_argument, nullptr, opt_keep_going},
         {"accel", required_argument, nullptr, opt_accel},
+        {"console-tail", required_argument, nullptr, opt_console_tail},
         {"verbose", no_argument, nullptr, 'v'},
         {"setup", no_argument, nullptr, opt_setup},
         {"help", no_argument, nullptr, 'h'},
@@ -126,6 +143,8 @@ options parse(int argc, char** argv) {
         {nullptr, 0, nullptr, 0},
     };
     options o;
+    if (const char* t = std::getenv("CCNUMA_VM_CONSOLE_TAIL"); t && *t)
+        o.console_tail = console_lines("CCNUMA_VM_CONSOLE_TAIL", t);
     auto& m = o.req.shape;
     bool sockets_given = false;
     tools::option_parser p("ccnuma-vm", argc, argv, "+:vhV", longs);
@@ -187,6 +206,7 @@ options parse(int argc, char** argv) {
                     throw usage_error{"--accel " + value + " is unknown (expected " + words + ")"};
                 }
                 break;
+            case opt_console_tail: o.console_tail = console_lines(a, value); break;
             case 'v': o.req.verbose = true; break;
             case opt_setup: o.setup = true; break;
             default: throw usage_error{"unknown option (" + p.see_help() + ")"};

@@ -6,6 +6,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstdlib>
@@ -90,6 +91,25 @@ std::string last_line(const std::string& text) {
     std::size_t begin = text.find_last_of('\n', end);
     begin = begin == std::string::npos ? 0 : begin + 1;
     return text.substr(begin, end - begin + 1);
+}
+
+std::vector<std::string> last_lines(const std::string& text, std::size_t n) {
+    std::vector<std::string> lines;
+    std::size_t end = text.find_last_not_of("\r\n");
+    while (end != std::string::npos && lines.size() < n) {
+        const std::size_t nl = text.rfind('\n', end);
+        const std::size_t begin = nl == std::string::npos ? 0 : nl + 1;
+        std::string line;
+        for (std::size_t i = begin; i <= end; ++i) {
+            const auto c = static_cast<unsigned char>(text[i]);
+            if (c == '\r') continue;
+            line.push_back(c == '\t' || (c >= 0x20 && c != 0x7f) ? static_cast<char>(c) : '?');
+        }
+        lines.push_back(std::move(line));
+        end = nl == std::string::npos || nl == 0 ? std::string::npos : nl - 1;
+    }
+    std::reverse(lines.begin(), lines.end());
+    return lines;
 }
 
 double now_seconds() {

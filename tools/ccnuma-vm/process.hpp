@@ -39,6 +39,11 @@ std::string find_in_path(const std::string& name);
 /// The last non-empty line of `text`, for one-line error messages built from a tool's stderr.
 std::string last_line(const std::string& text);
 
+/// The last `n` lines of `text` (fewer if it has fewer), without trailing empty lines or carriage
+/// returns, and with every other control byte shown as '?': a guest's console may hold escape
+/// sequences that a terminal or a CI log would act on.
+std::vector<std::string> last_lines(const std::string& text, std::size_t n);
+
 /// Seconds on the monotonic clock.
 double now_seconds();
 

@@ -14,6 +14,9 @@ namespace tools::vm {
 struct options {
     request req;
     std::optional<vm::accel> accel;  ///< nothing: auto (KVM where a probe boot with it succeeded)
+    /// Lines of the console log printed before a guest failure's message (--console-tail, else
+    /// $CCNUMA_VM_CONSOLE_TAIL, else 0): a CI log keeps them where the kept file is lost.
+    unsigned console_tail = 0;
     bool setup = false;
 };
 
