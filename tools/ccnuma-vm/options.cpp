@@ -143,10 +143,8 @@ options parse(int argc, char** argv) {
         {nullptr, 0, nullptr, 0},
     };
     options o;
-    if (const char* t = std::getenv("CCNUMA_VM_CONSOLE_TAIL"); t && *t)
-        o.console_tail = console_lines("CCNUMA_VM_CONSOLE_TAIL", t);
     auto& m = o.req.shape;
-    bool sockets_given = false;
+    bool sockets_given = false, tail_given = false;
     tools::option_parser p("ccnuma-vm", argc, argv, "+:vhV", longs);
     int c = 0;
     while ((c = p.next(usage)) != -1) {
@@ -206,13 +204,19 @@ options parse(int argc, char** argv) {
                     throw usage_error{"--accel " + value + " is unknown (expected " + words + ")"};
                 }
                 break;
-            case opt_console_tail: o.console_tail = console_lines(a, value); break;
+            case opt_console_tail:
+                o.console_tail = console_lines(a, value);
+                tail_given = true;
+                break;
             case 'v': o.req.verbose = true; break;
             case opt_setup: o.setup = true; break;
             default: throw usage_error{"unknown option (" + p.see_help() + ")"};
         }
     }
     if (!sockets_given) m.sockets = 0;
+    // After the options: --help works whatever the variable holds, and the option wins over it.
+    if (const char* t = std::getenv("CCNUMA_VM_CONSOLE_TAIL"); t && *t && !tail_given)
+        o.console_tail = console_lines("CCNUMA_VM_CONSOLE_TAIL", t);
     for (int i = p.index(); i < argc; ++i) o.req.command.emplace_back(argv[i]);
     if (o.req.command.empty() && !o.setup) throw usage_error{"no command given (see ccnuma-vm --help)"};
     return o;
