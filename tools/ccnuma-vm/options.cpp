@@ -79,8 +79,8 @@ unsigned number(std::string_view opt, const std::string& value) {
     return static_cast<unsigned>(v);
 }
 
-// Lines of console to print: a whole number up to 100,000 (a panic's trace is about 60 lines;
-// the log itself is cut to its last 512 KiB to 1 MiB).
+// Lines of console to print: a whole number up to 100,000 (the sysrq panic of the vm tests fills
+// 46, its trace 40 of them; the log itself is cut to its last 512 KiB to 1 MiB).
 unsigned console_lines(std::string_view from, const std::string& value) {
     char* end = nullptr;
     errno = 0;
