@@ -173,9 +173,10 @@ struct topology_options {
     std::string cpuset;
     /// Read CCNUMA_TOPOLOGY and CCNUMA_CPUSET where the fields above are empty.
     bool use_environment = true;
-    /// Restrict the system source to the process affinity mask. Off only for callers that know
-    /// the mask was narrowed behind their back (an OpenMP runtime binds the initial thread at
-    /// start-up when OMP_PROC_BIND is set); the cgroup's allowed CPUs still apply.
+    /// Restrict the system source to the process affinity mask: its threads' masks and, where
+    /// the OpenMP runtime binds, the PUs of its places (libgomp pins the initial thread to the
+    /// first place before main). Off only for callers that pin their own threads and want the
+    /// machine regardless; the cgroup's allowed CPUs still apply.
     bool use_affinity_mask = true;
     /// How error messages name `source` ("--input" in a tool); empty: "topology source".
     /// Last, so that positional initializers of the fields above keep their meaning.

@@ -1,10 +1,12 @@
 // Restriction: which part of the machine a snapshot describes. The cgroup's allowed PUs and
 // nodes, narrowed by CCNUMA_CPUSET (or topology_options::cpuset), else by this process's affinity
-// mask, and by a memory binding; numbered as lstopo numbers the same restriction.
+// mask (its threads' masks and a binding OpenMP runtime's places), and by a memory binding;
+// numbered as lstopo numbers the same restriction.
 
 #include "topology_internal.hpp"
 
 #include <ccnuma/cpu_location.hpp>
+#include <ccnuma/detail/openmp_places.hpp>
 #include <ccnuma/detail/throw_error.hpp>
 
 #include <algorithm>
@@ -56,9 +58,16 @@ void restrict_to_allowed(topology_ptr& topo, const topology& t, const std::strin
         hwloc_bitmap_and(cpus.get(), cpus.get(), wanted.get());
     } else if (t.is_this_system() && use_affinity_mask) {
         // hwloc ignores the affinity mask (taskset, cgroups, mpirun --bind-to) unless asked.
+        // The mask is the union of the threads' masks, and with it the places of a binding
+        // OpenMP runtime: libgomp pins the initial thread to one place before main, so before
+        // its first team (or after a team of one) the threads' masks hold one core, and
+        // streaming_threshold() counted one of two L3s (issue 35). Every place is a PU the
+        // runtime will run this process's threads on.
         auto bound = make_bitmap();
-        if (hwloc_get_cpubind(raw, bound.get(), HWLOC_CPUBIND_PROCESS) == 0 && !hwloc_bitmap_iszero(bound.get()))
+        if (hwloc_get_cpubind(raw, bound.get(), HWLOC_CPUBIND_PROCESS) == 0 && !hwloc_bitmap_iszero(bound.get())) {
+            for (const unsigned cpu : openmp_place_cpus()) hwloc_bitmap_set(bound.get(), cpu);
             hwloc_bitmap_and(cpus.get(), cpus.get(), bound.get());
+        }
     }
     if (hwloc_bitmap_iszero(cpus.get()))
         throw_error(errc::invalid_argument,

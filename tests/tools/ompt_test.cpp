@@ -162,6 +162,22 @@ TEST(OmptTool, TeamsBeyondThePlanAreLeftWhereTheyAre) {
     EXPECT_NE(r.err.find("4 left alone (no place in the plan)"), std::string::npos) << r.err;
 }
 
+// Issue 35: with OMP_PROC_BIND set, the topology asks the runtime for its places (libgomp pins
+// the initial thread before main). Asked from the tool's initialize, inside libomp's start-up,
+// omp_get_num_places() waits for the start-up's own lock: the program hung before main
+// (measured with the tool's guard removed: killed by `timeout` after 20 s). The tool's plan still
+// wins over the runtime's places at every fork.
+TEST(OmptTool, Issue35UnderOmpProcBindTheToolStartsAndBinds) {
+    ASSERT_GE(allowed_pus(), 2u) << "this test needs two allowed PUs";
+    for (const std::string spec : {"2,scatter", "1,scatter,2,subcompact"}) {
+        const result r = run("OMP_PROC_BIND=close OMP_PLACES=cores timeout 60 env " + environment(spec, true) + probe + " 3");
+        ASSERT_NE(r.status, 124) << spec << ": the program hung in the runtime's start-up: " << r.err;
+        ASSERT_EQ(r.status, 0) << r.err;
+        expect_on_plan(samples(r.out), host_plan(spec), 3, spec);
+        EXPECT_NE(r.err.find("0 failed"), std::string::npos) << r.err;
+    }
+}
+
 // One line on stderr, and the program runs as if no tool were loaded: a tool inside the
 // runtime's start-up must not take the user's program down.
 void expect_inactive(const result& r, const std::string& fragment) {

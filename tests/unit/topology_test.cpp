@@ -1,4 +1,6 @@
 #include <ccnuma/error.hpp>
+#include <ccnuma/list.hpp>
+#include <ccnuma/stores.hpp>
 #include <ccnuma/topology.hpp>
 
 #include "../support/load_topology.hpp"
@@ -6,6 +8,7 @@
 #include "../../src/topology_source.hpp"
 
 #include <gtest/gtest.h>
+#include <omp.h>
 #include <sched.h>
 #include <sys/resource.h>
 #include <unistd.h>
@@ -15,6 +18,7 @@
 #include <csignal>
 #include <filesystem>
 #include <fstream>
+#include <iostream>
 #include <iterator>
 #include <stdexcept>
 #include <cstdio>
@@ -181,6 +185,48 @@ TEST(Topology, ThisMachineHonoursTheAffinityMask) {
     // One core in the restriction: lstopo --restrict numbers it L#0 (issue 22).
     ASSERT_EQ(restricted.cores().size(), 1u);
     EXPECT_EQ(restricted.pu(last).core, 0u);
+}
+
+// Issue 35: under OMP_PROC_BIND libgomp pins the initial thread to the first place before main,
+// and a team of one starts no worker whose mask would widen the process's: the topology held
+// one core, and streaming_threshold() counted one of the two L3s of a 2-core Zen 5 VM (the
+// triad's 2e7 cell streamed). Run by ctest as topology.Issue35.AfterATeamOfOne under
+// OMP_PROC_BIND=close OMP_PLACES=threads, with the mask its shell had before exec in
+// CCNUMA_TEST_START_CPUS (from /proc: the kernel's word, not the library's).
+TEST(OpenMpBindingEnvironment, Issue35TheTopologyHoldsEveryPlaceAfterATeamOfOne) {
+    const char* start = std::getenv("CCNUMA_TEST_START_CPUS");
+    ASSERT_NE(start, nullptr) << "run by ctest (topology.Issue35.AfterATeamOfOne), which sets CCNUMA_TEST_START_CPUS";
+    const std::vector<unsigned> started = ccnuma::parse_list(start, "CCNUMA_TEST_START_CPUS");
+    ASSERT_GE(started.size(), 2u) << "one PU cannot be narrowed: this test needs two";
+    ASSERT_NE(omp_get_proc_bind(), omp_proc_bind_false) << "run under OMP_PROC_BIND=close";
+    int team = 0;
+#pragma omp parallel num_threads(1)
+    team = omp_get_num_threads();
+    ASSERT_EQ(team, 1);
+    // libgomp has narrowed this thread; libomp leaves a team of one alone, and there the test
+    // narrows it to the first place as libgomp does, so both runtimes meet the case.
+    std::vector<int> first(static_cast<std::size_t>(omp_get_place_num_procs(0)));
+    ASSERT_FALSE(first.empty());
+    omp_get_place_proc_ids(0, first.data());
+    cpu_set_t mask;
+    ASSERT_EQ(sched_getaffinity(0, sizeof mask, &mask), 0);
+    const bool runtime_narrowed = CPU_COUNT(&mask) < static_cast<int>(started.size());
+    std::cout << "the OpenMP runtime " << (runtime_narrowed ? "pinned" : "did not pin")
+              << " the initial thread (" << CPU_COUNT(&mask) << " of " << started.size() << " PUs)\n";
+    if (!runtime_narrowed) {
+        CPU_ZERO(&mask);
+        for (const int cpu : first) CPU_SET(cpu, &mask);
+        ASSERT_EQ(sched_setaffinity(0, sizeof mask, &mask), 0);
+    }
+    EXPECT_EQ(ccnuma::topology::current().allowed_cpus(), started);
+    ccnuma::topology_options options;
+    EXPECT_EQ(ccnuma::topology::load(options).allowed_cpus(), started);
+    // The threshold the containers use, against the one of a snapshot of the started PUs named
+    // explicitly (a cpuset is not read from any mask).
+    EXPECT_EQ(ccnuma::streaming_threshold(), ccnuma::detail::streaming_threshold(load("", ccnuma::format_list(started)), nullptr));
+    // The case held to the end: the thread's own mask is still narrower than the started PUs.
+    ASSERT_EQ(sched_getaffinity(0, sizeof mask, &mask), 0);
+    EXPECT_LT(CPU_COUNT(&mask), static_cast<int>(started.size()));
 }
 
 // --- hostile and large inputs (issue 17) ---------------------------------------------------

@@ -4,13 +4,13 @@
 #include <ccnuma/error.hpp>
 #include <ccnuma/stores.hpp>
 #include <ccnuma/topology.hpp>
+#include <ccnuma/detail/openmp_places.hpp>
 #include <ccnuma/detail/os.hpp>
 
 #include <omp.h>
 
 #include <algorithm>
 #include <cmath>
-#include <set>
 #include <stdexcept>
 
 namespace bench {
@@ -108,24 +108,15 @@ void check_close(const std::string& what, const double* got, std::size_t n, doub
 namespace affinity {
 
 namespace {
-// The CPUs the process was started with. Where the OpenMP runtime binds (OMP_PROC_BIND,
-// OMP_PLACES), the union of its places: libgomp pins the initial thread to the first place in
-// its own constructor, before this file's initializers run, so the thread's mask then holds one
-// core. A likwid-bench peer spawned with that mask ran all 16 threads of "-W N:...:16" on one
-// core on a 16-core machine. Without binding, the thread's mask, taken before ccnuma-bench
-// binds anything.
+// The CPUs the process was started with: where the OpenMP runtime binds (OMP_PROC_BIND,
+// OMP_PLACES), the union of its places, since libgomp pins the initial thread to the first place
+// before main (a likwid-bench peer spawned with that mask ran all 16 threads of
+// "-W N:...:16" on one core of a 16-core machine); without binding, the thread's mask, taken
+// before ccnuma-bench binds anything. The places are the library's (detail/openmp_places.hpp),
+// the ones the topology counts.
 std::vector<unsigned> cpus_at_start() {
-    if (omp_get_proc_bind() != omp_proc_bind_false && omp_get_num_places() > 0) {
-        std::set<unsigned> ids;
-        for (int p = 0; p < omp_get_num_places(); ++p) {
-            std::vector<int> v(static_cast<std::size_t>(omp_get_place_num_procs(p)));
-            if (!v.empty()) omp_get_place_proc_ids(p, v.data());
-            for (const int id : v)
-                if (id >= 0) ids.insert(static_cast<unsigned>(id));
-        }
-        if (!ids.empty()) return {ids.begin(), ids.end()};
-    }
-    return ccnuma::detail::this_thread_cpus();
+    auto places = ccnuma::detail::openmp_place_cpus();
+    return places.empty() ? ccnuma::detail::this_thread_cpus() : places;
 }
 const std::vector<unsigned> start_mask = cpus_at_start();
 }  // namespace

@@ -109,8 +109,9 @@ bool cpu_scaling_enabled() {
 
 std::vector<std::pair<std::string, std::string>> context(const options& o) {
     std::vector<std::pair<std::string, std::string>> c;
-    // The whole machine, not the affinity mask: with OMP_PLACES set the runtime has already
-    // narrowed the initial thread's mask to its first place.
+    // The whole machine, not the affinity mask: the JSON report is made after the runs, and
+    // ccnuma-bench pins the threads it runs on, so after a team of one the process's mask is one
+    // PU. (A binding runtime's narrowing the topology undoes itself: its places count.)
     ccnuma::topology_options whole;
     whole.use_affinity_mask = false;
     const auto topo = ccnuma::topology::load(whole);

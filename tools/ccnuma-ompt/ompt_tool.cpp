@@ -9,6 +9,7 @@
 // libgomp. libgomp has no OMPT: there ccnuma-run and ccnuma::bind_this_thread() are the way.
 
 #include <ccnuma/binding.hpp>
+#include <ccnuma/detail/openmp_places.hpp>
 #include <ccnuma/detail/os.hpp>
 #include <ccnuma/topology.hpp>
 
@@ -192,6 +193,9 @@ int initialize(ompt_function_lookup_t lookup, int, ompt_data_t*) {
     state.verbose = flag("CCNUMA_OMPT_VERBOSE");
     state.verify = flag("CCNUMA_OMPT_VERIFY");
     state.counting = state.verbose || state.verify;
+    // libomp calls this from inside its start-up: the plan's topology must not ask for the
+    // places there (omp_get_num_places() would wait for the start-up's lock forever).
+    const ccnuma::detail::openmp_start_up starting;
     try {
         const ccnuma::binding_plan& plan = ccnuma::current_plan();
         if (plan.empty()) {
