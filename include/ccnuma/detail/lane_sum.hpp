@@ -62,7 +62,7 @@ T lane_sum(std::size_t n, At at) noexcept(noexcept(at(std::size_t{}))) {
     // The loop counts blocks down, so that both compilers keep the pointers alone and compare
     // them with their end: GCC 12 kept a block counter beside them under `i + lanes <= n` (one
     // instruction more per 256 bytes), and Clang 14 an index and two copies of it. That cost 16%
-    // from memory and 9% in the L2 on one Zen 5 core (issue 35: 28.3 against 33.7 GB/s over
+    // from memory and 8% in the L2 on one Zen 5 core (issue 35: 28.3 against 33.7 GB/s over
     // 512 MB, 196 against 214 over 512 KB, medians of 11 and 15 rounds). The tail must start
     // from the loop's own i: from a separately computed n - n % lanes, Clang 14 no longer
     // vectorizes the loop into whole registers.
