@@ -192,7 +192,7 @@ struct report_state {
     void region(std::size_t level) noexcept {
         // The plan's own size for this level, not a schedule's: checked once for the whole plan
         // in report_binding.
-        detail::open_team(static_cast<int>(plan.team_size(level)), [&] {
+        detail::fork_team(static_cast<int>(plan.team_size(level)), [&] {
             if (level < plan.levels())
                 region(level + 1);
             else

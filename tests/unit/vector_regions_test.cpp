@@ -16,6 +16,7 @@
 #include <atomic>
 #include <cstddef>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace {
@@ -130,6 +131,46 @@ TEST_F(Regions, ParallelAlgorithmsOpenOneRegion) {
                                 ("par::copy, " + m).c_str());
     }
     EXPECT_EQ(a[n - 1], 1.0);
+}
+
+// Issue 35: a team of one outside any region forks once per thread, then runs on the calling
+// thread (an empty region of one thread cost 1.2 to 1.5 us, a flat-MPI rank paid it at every
+// call). On a thread of its own, so that its first call is the thread's first fork; the
+// results are checked element by element. Inside a user's region the library always forks:
+// there an orphaned loop would share out its iterations among the enclosing team.
+TEST_F(Regions, Issue35ATeamOfOneForksOnceThenRunsOnTheCallingThread) {
+    counts first, later, nested;
+    std::vector<double> values;
+    double total = 0, nested_total[2] = {0, 0};
+    std::thread alone([&] {
+        omp_set_num_threads(1);
+        first = count([&] { ccnuma::vector<double> x(n, 1.0); });
+        ccnuma::vector<double> a(n), b(n, 1.0), c(n, 2.0), d(n, 3.0);
+        ccnuma::seg_array<double> s(n, 0.0);
+        later = count([&] {
+            a = b + c * d;
+            a += b;
+            total = ccnuma::sum(a);
+            ccnuma::par::fill(s.begin(), s.end(), 2.0);
+            total += ccnuma::par::reduce(s.begin(), s.end(), 0.0);
+        });
+        values.assign(a.begin(), a.end());
+        omp_set_num_threads(2);
+        nested = count([&] {
+#pragma omp parallel num_threads(2)
+            nested_total[omp_get_thread_num()] = ccnuma::sum(a);
+        });
+    });
+    alone.join();
+    EXPECT_EQ(first.regions, 1) << describe(first);
+    EXPECT_EQ(later.regions, 0) << describe(later);
+    ASSERT_EQ(values.size(), n);
+    for (std::size_t i = 0; i < n; ++i) ASSERT_EQ(values[i], 8.0) << "a[" << i << "]";
+    EXPECT_EQ(total, 8.0 * n + 2.0 * n);
+    // The user's team of two and one team of one inside each of its threads, each summing all.
+    EXPECT_EQ(nested.regions, 3) << describe(nested);
+    EXPECT_EQ(nested_total[0], 8.0 * n);
+    EXPECT_EQ(nested_total[1], 8.0 * n);
 }
 
 }  // namespace

@@ -129,13 +129,12 @@ private:
 
 /// Runs region() once in every thread of a new team of `threads` threads, or of the runtime's
 /// default team (a plain `#pragma omp parallel`, as a hand-written `#pragma omp parallel for`
-/// has) for 0. The one place that opens the library's teams: the containers' loops through
-/// in_team, the construction and reduction regions that carry exceptions out, the ownership team
-/// of src/team.cpp, and the nested teams of a binding plan (src/bind.cpp), whose sizes come from
-/// the plan. Exceptions must not leave region(): a region that can throw catches inside and
-/// rethrows after the team has joined.
+/// has) for 0, always as a parallel region of its own: the nested teams of a binding plan
+/// (src/bind.cpp), whose threads find their place from omp_get_level(), open theirs here.
+/// Exceptions must not leave region(): a region that can throw catches inside and rethrows
+/// after the team has joined.
 template <class Region>
-void open_team(int threads, Region&& region) {
+void fork_team(int threads, Region&& region) {
     if (threads == 0) {
 #pragma omp parallel
         region();
@@ -143,6 +142,32 @@ void open_team(int threads, Region&& region) {
 #pragma omp parallel num_threads(threads)
         region();
     }
+}
+
+/// Set in a thread once it has opened a team outside any parallel region: from then on the
+/// runtime, or an OMPT tool such as libccnuma-ompt.so, has had a fork at which to bind it.
+inline thread_local bool forked_at_top_level = false;
+
+/// fork_team for the library's own work: the containers' loops through in_team, the
+/// construction and reduction regions that carry exceptions out, the ownership team of
+/// src/team.cpp. A team of one outside any parallel region runs region() on the calling
+/// thread, once that thread has forked before: an empty region of one thread costs 1.2 to 1.5
+/// us (libgomp, Zen 5 VM), longer than a sum over 64,000 doubles in the L2 takes, and every
+/// call of a flat-MPI rank (OMP_NUM_THREADS=1) paid it. region()'s worksharing constructs are
+/// then orphaned, which OpenMP binds to the thread's implicit team of one: the same iterations,
+/// barriers and single as in the region. The first call forks, so that the thread is where a
+/// binding runtime or tool puts a team's master before any work runs inline; inside a region
+/// the orphaned constructs would bind to the enclosing team, so there it always forks.
+template <class Region>
+void open_team(int threads, Region&& region) {
+    if (omp_get_level() == 0) {
+        if (forked_at_top_level && (threads == 1 || (threads == 0 && omp_get_max_threads() == 1))) {
+            region();
+            return;
+        }
+        forked_at_top_level = true;
+    }
+    fork_team(threads, region);
 }
 
 /// The team of schedule `s`: with s.threads == 0 the runtime's default team, with no team-size
