@@ -139,9 +139,9 @@ TEST_F(Regions, ParallelAlgorithmsOpenOneRegion) {
 // results are checked element by element. Inside a user's region the library always forks:
 // there an orphaned loop would share out its iterations among the enclosing team.
 TEST_F(Regions, Issue35ATeamOfOneForksOnceThenRunsOnTheCallingThread) {
-    counts first, later, nested;
+    counts first, later, inner, nesting_on, nested;
     std::vector<double> values;
-    double total = 0, nested_total[2] = {0, 0};
+    double total = 0, inner_total = 0, total_nesting = 0, nested_total[2] = {0, 0};
     std::thread alone([&] {
         omp_set_num_threads(1);
         first = count([&] { ccnuma::vector<double> x(n, 1.0); });
@@ -155,6 +155,16 @@ TEST_F(Regions, Issue35ATeamOfOneForksOnceThenRunsOnTheCallingThread) {
             total += ccnuma::par::reduce(s.begin(), s.end(), 0.0);
         });
         values.assign(a.begin(), a.end());
+        // A container built inside an inline region (each element's copy constructor) forks:
+        // worksharing may not nest in worksharing. One region per element copied.
+        inner = count([&] {
+            ccnuma::vector<ccnuma::vector<double>> vv(3, ccnuma::vector<double>(8, 1.0));
+            inner_total = ccnuma::sum(vv[0]) + ccnuma::sum(vv[2]);
+        });
+        // With nesting on, a level-1 region's ICVs may differ from level 0's: every call forks.
+        omp_set_max_active_levels(2);
+        nesting_on = count([&] { total_nesting = ccnuma::sum(a); });
+        omp_set_max_active_levels(1);
         omp_set_num_threads(2);
         nested = count([&] {
 #pragma omp parallel num_threads(2)
@@ -167,6 +177,10 @@ TEST_F(Regions, Issue35ATeamOfOneForksOnceThenRunsOnTheCallingThread) {
     ASSERT_EQ(values.size(), n);
     for (std::size_t i = 0; i < n; ++i) ASSERT_EQ(values[i], 8.0) << "a[" << i << "]";
     EXPECT_EQ(total, 8.0 * n + 2.0 * n);
+    EXPECT_EQ(inner.regions, 3) << describe(inner);
+    EXPECT_EQ(inner_total, 16.0);
+    EXPECT_EQ(nesting_on.regions, 1) << describe(nesting_on);
+    EXPECT_EQ(total_nesting, 8.0 * n);
     // The user's team of two and one team of one inside each of its threads, each summing all.
     EXPECT_EQ(nested.regions, 3) << describe(nested);
     EXPECT_EQ(nested_total[0], 8.0 * n);

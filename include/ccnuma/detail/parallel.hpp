@@ -8,7 +8,7 @@
 // leaves the split of schedule(static) to the implementation; the copy is the balanced split
 // that libgomp and libomp both use, and placement_test checks it against the running runtime.
 // Both reach the same thread for element i only in a team of the size the policy's schedule
-// names, so every team here is opened by open_team.
+// names, so every team here is opened by open_team (or fork_team, which open_team calls).
 //
 // A schedule with a partition (partition.hpp) replaces the static split: thread t runs the
 // partition's range t, here and in the copies below (static_ranges, static_count,
@@ -144,24 +144,41 @@ void fork_team(int threads, Region&& region) {
     }
 }
 
-/// Set in a thread once it has opened a team outside any parallel region: from then on the
-/// runtime, or an OMPT tool such as libccnuma-ompt.so, has had a fork at which to bind it.
+/// Set in a thread once the library has opened a team of any size from it outside any parallel
+/// region: from then on libomp (which pins the initial thread lazily) and an OMPT tool such as
+/// libccnuma-ompt.so (which binds at every implicit task) have had a fork at which to place it.
 inline thread_local bool forked_at_top_level = false;
+/// Set while a region runs inline on this thread (open_team below).
+inline thread_local bool running_inline = false;
 
 /// fork_team for the library's own work: the containers' loops through in_team, the
 /// construction and reduction regions that carry exceptions out, the ownership team of
-/// src/team.cpp. A team of one outside any parallel region runs region() on the calling
-/// thread, once that thread has forked before: an empty region of one thread costs 1.2 to 1.5
-/// us (libgomp, Zen 5 VM), longer than a sum over 64,000 doubles in the L2 takes, and every
-/// call of a flat-MPI rank (OMP_NUM_THREADS=1) paid it. region()'s worksharing constructs are
-/// then orphaned, which OpenMP binds to the thread's implicit team of one: the same iterations,
-/// barriers and single as in the region. The first call forks, so that the thread is where a
-/// binding runtime or tool puts a team's master before any work runs inline; inside a region
-/// the orphaned constructs would bind to the enclosing team, so there it always forks.
+/// src/team.cpp. A team of one runs region() on the calling thread, opening no region, where
+/// that changes nothing region() can see or do:
+/// - outside any parallel region (omp_get_level() == 0): there region()'s orphaned worksharing
+///   constructs bind to the thread's implicit team of one, with the same iterations, barriers
+///   and single as in the region; inside one they would bind to the enclosing team;
+/// - with nesting off (max-active-levels 1, the default of both runtimes without list-valued
+///   OMP_NUM_THREADS or OMP_PROC_BIND): a level-1 region then has the ICVs of level 0, so a
+///   region a user's constructor or functor opens gets the same team either way;
+/// - not from inside a region already running inline (a constructor that builds a ccnuma
+///   container, a par:: functor that calls ccnuma::sum): a worksharing construct may not nest
+///   in another, so the inner call forks, as every call did before;
+/// - once this thread has forked (forked_at_top_level).
+/// An empty region of one thread costs 1.2 to 1.5 us (libgomp, Zen 5 VM), longer than a sum
+/// over 64,000 doubles in the L2 takes, and every call of a flat-MPI rank (OMP_NUM_THREADS=1)
+/// paid it. What the level test cannot see: a caller inside an explicit task, a worksharing
+/// construct or a teams region that is not itself inside a parallel region, which OpenMP
+/// programs have no reason to write; there the inline loops nest where OpenMP forbids it.
 template <class Region>
 void open_team(int threads, Region&& region) {
-    if (omp_get_level() == 0) {
-        if (forked_at_top_level && (threads == 1 || (threads == 0 && omp_get_max_threads() == 1))) {
+    if (omp_get_level() == 0 && !running_inline) {
+        if (forked_at_top_level && (threads == 1 || (threads == 0 && omp_get_max_threads() == 1)) &&
+            omp_get_max_active_levels() == 1) {
+            struct inline_scope {
+                inline_scope() noexcept { running_inline = true; }
+                ~inline_scope() { running_inline = false; }
+            } scope;
             region();
             return;
         }
