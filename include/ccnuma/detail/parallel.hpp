@@ -187,9 +187,10 @@ void open_team(int threads, Region&& region) {
     fork_team(threads, region);
 }
 
-/// The team of schedule `s`: with s.threads == 0 the runtime's default team, with no team-size
-/// query and no check on the hot path of an expression assignment; an explicit size is checked
-/// by team_size() first, which names `operation` if it is too large.
+/// The team of schedule `s`: with s.threads == 0 the runtime's default team, with no
+/// team_size() check on the hot path of an expression assignment (open_team reads
+/// omp_get_max_threads() only to tell a team of one); an explicit size is checked by team_size()
+/// first, which names `operation` if it is too large.
 template <class Region>
 void in_team(const ccnuma::schedule& s, operation_name operation, Region&& region) {
     open_team(s.threads == 0 && s.partition.empty() ? 0 : detail::team_size(s, operation), region);
