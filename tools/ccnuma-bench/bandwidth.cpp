@@ -60,7 +60,7 @@ raw_doubles raw_values(std::size_t n, int which) {
     return a;
 }
 
-/// Raw arrays, default-initialized (no page touched), 64-byte aligned, first-touched in
+/// Raw arrays, default-initialized (no page touched), page-aligned, first-touched in
 /// parallel with the kernels' own schedule, one array per loop as ccnuma::vector constructs its
 /// arrays: the expert's arrays and the library's are then placed by the same pattern of first
 /// touches, and a difference between their loops is the loops'.

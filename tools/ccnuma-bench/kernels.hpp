@@ -5,6 +5,7 @@
 #include "report.hpp"
 
 #include <ccnuma/binding.hpp>
+#include <ccnuma/pages.hpp>
 
 #include <cstddef>
 #include <cstdint>
@@ -55,17 +56,29 @@ inline double value(std::size_t i, int which) {
     return static_cast<double>((i * 7 + static_cast<std::size_t>(which)) % 101) / 64.0;
 }
 
-/// n doubles, not initialized (no page touched, as `new double[n]`), 64-byte aligned as
+/// n elements, not initialized (no page touched, as `new double[n]`), aligned to the page as
 /// ccnuma::vector's data() is: a raw loop is then compared with the library's loop, not with
-/// its own misaligned vector loads (glibc's malloc aligns to 16 bytes; every AVX-512 load of
-/// such an array straddles two cache lines).
-struct aligned_delete {
-    void operator()(double* p) const noexcept { ::operator delete[](p, std::align_val_t{64}); }
-};
-using raw_doubles = std::unique_ptr<double[], aligned_delete>;
-inline raw_doubles make_raw_doubles(std::size_t n) {
-    return raw_doubles(static_cast<double*>(::operator new[](n * sizeof(double), std::align_val_t{64})));
+/// a different alignment. 64 bytes is not enough: glibc's aligned new puts a large array at
+/// page offset 64, and on the Zen 5 VM of docs/benchmarks.md a 2-thread sum from the L3 ran 5
+/// to 8% faster at page offsets 64 and 128 than at 0, 256 and 512 (same loop, one run), which
+/// showed as ccnuma::sum at 0.87 of the expert's loop. An expert who places by first touch
+/// aligns to pages too, so that each thread's block starts on a page of its own.
+inline std::align_val_t raw_alignment() {
+    static const std::align_val_t page{ccnuma::support().page_size};
+    return page;
 }
+template <class T>
+struct raw_delete {
+    void operator()(T* p) const noexcept { ::operator delete[](p, raw_alignment()); }
+};
+template <class T>
+using raw_buffer = std::unique_ptr<T[], raw_delete<T>>;
+template <class T>
+raw_buffer<T> make_raw(std::size_t n) {
+    return raw_buffer<T>(static_cast<T*>(::operator new[](n * sizeof(T), raw_alignment())));
+}
+using raw_doubles = raw_buffer<double>;
+inline raw_doubles make_raw_doubles(std::size_t n) { return make_raw<double>(n); }
 
 /// Throws std::runtime_error naming the kernel, variant and first wrong element.
 void check_close(const std::string& what, const double* got, std::size_t n, double (*expected)(std::size_t), double tol = 0);

@@ -128,13 +128,9 @@ __attribute__((noinline)) void spmv_expert(const std::size_t* __restrict row_ptr
 }
 
 template <class T>
-struct raw_delete {
-    void operator()(T* p) const noexcept { ::operator delete[](p, std::align_val_t{64}); }
-};
-template <class T>
 struct raw_array {
-    std::unique_ptr<T[], raw_delete<T>> p;
-    explicit raw_array(std::size_t n) : p(static_cast<T*>(::operator new[](n * sizeof(T), std::align_val_t{64}))) {}
+    raw_buffer<T> p;
+    explicit raw_array(std::size_t n) : p(make_raw<T>(n)) {}
     T* data() const { return p.get(); }
 };
 
