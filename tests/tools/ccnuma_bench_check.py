@@ -31,7 +31,8 @@ CSV_HEADER = ["kernel", "variant", "n", "n_counts", "n_asked", "threads", "reps"
 # Google Benchmark's context keys in the order its json_reporter.cc writes them, then ccnuma's.
 GB_CONTEXT = ["date", "host_name", "executable", "num_cpus", "mhz_per_cpu", "cpu_scaling_enabled", "caches", "load_avg",
               "library_build_type"]
-CONTEXT_KEYS = GB_CONTEXT + ["topology", "binding", "environment", "compiler", "flags", "isa", "warnings", "ccnuma"]
+CONTEXT_KEYS = GB_CONTEXT + ["topology", "binding", "environment", "compiler", "flags", "isa", "system_calls", "warnings",
+                             "ccnuma"]
 # Google Benchmark's per-run keys in its order; aggregates have aggregate_name and
 # aggregate_unit after threads instead of repetition_index before it.
 GB_RUN = ["name", "family_index", "per_family_instance_index", "run_name", "run_type", "repetitions", "repetition_index",
@@ -65,6 +66,36 @@ def run_kernel(binary, kernel, extra, tmp, env=None):
     return json.load(open(js)), list(csv.DictReader(open(cs, newline=""))), open(cs).readline().strip(), out
 
 
+def first_line(path):
+    try:
+        with open(path) as f:
+            return f.readline().rstrip("\n")
+    except OSError:
+        return ""
+
+
+def check_system_calls(sc):
+    """The system_calls context against the kernel's own files: the meltdown line as sysfs has
+    it, PCID as /proc/cpuinfo's flags have it, and the TLB warning exactly where PTI runs
+    without PCID."""
+    head = sc.split(" us each (getppid, median of 7 rounds); ")
+    check(len(head) == 2 and float(head[0]) > 0, "system_calls starts with a time: %r" % sc)
+    meltdown = first_line("/sys/devices/system/cpu/vulnerabilities/meltdown") or "unknown"
+    check(head[1].startswith("page-table isolation: " + meltdown), "system_calls says %r as sysfs does: %r" % (meltdown, sc))
+    flags = None
+    with open("/proc/cpuinfo") as f:
+        for line in f:
+            if line.startswith("flags") and ":" in line:
+                flags = line.split(":", 1)[1].split()
+                break
+    if flags is None:
+        check("PCID" not in sc and "TLB" not in sc, "system_calls names no PCID without cpuinfo flags: %r" % sc)
+        return
+    pcid = "pcid" in flags
+    check((", PCID" in sc) == pcid and (", no PCID" in sc) == (not pcid), "system_calls says PCID as cpuinfo does (%s): %r" % (pcid, sc))
+    check(("drops the TLB" in sc) == ("PTI" in meltdown and not pcid), "system_calls warns of the TLB where PTI runs without PCID: %r" % sc)
+
+
 def check_schema(doc, rows, header, kernel):
     check(set(doc) >= {"context", "benchmarks"}, "JSON has context and benchmarks")
     for k in CONTEXT_KEYS:
@@ -78,6 +109,7 @@ def check_schema(doc, rows, header, kernel):
           "context caches from the topology, as Google Benchmark lists them: %s" % ctx["caches"])
     check(isinstance(ctx["load_avg"], list) and len(ctx["load_avg"]) == 3, "context load_avg: %s" % ctx["load_avg"])
     check(ctx["isa"].split(" ")[0] in ("AVX-512", "AVX2", "AVX", "SSE2"), "context isa: %s" % ctx["isa"])
+    check_system_calls(ctx["system_calls"])
     bs = doc["benchmarks"]
     check(bs, "JSON has benchmarks")
     its = [b for b in bs if b["run_type"] == "iteration"]

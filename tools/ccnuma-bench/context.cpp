@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdlib>
 #include <ctime>
 
@@ -54,6 +55,43 @@ std::string date() {
     gmtime_r(&t, &tm);
     std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%S+00:00", &tm);
     return buf;
+}
+
+/// One getppid system call (glibc does not cache it), in seconds: the median of 7 rounds of at
+/// least 1 ms, measured once per run so that the text header and the JSON say the same.
+double system_call_seconds() {
+    static const double seconds = [] {
+        using clock = std::chrono::steady_clock;
+        auto round = [](long k) {
+            const auto t0 = clock::now();
+            for (long i = 0; i < k; ++i) static_cast<void>(getppid());
+            return std::chrono::duration<double>(clock::now() - t0).count();
+        };
+        long k = 64;
+        while (round(k) < 1e-3 && k < (1L << 22)) k *= 4;
+        std::vector<double> per;
+        for (int r = 0; r < 7; ++r) per.push_back(round(k) / static_cast<double>(k));
+        std::sort(per.begin(), per.end());
+        return per[per.size() / 2];
+    }();
+    return seconds;
+}
+
+/// What a system call costs here, and whether it drops the TLB: a kernel that isolates its page
+/// tables (PTI) on a CPU without PCID switches them without keeping TLB entries, and libgomp
+/// ends every region with one (a futex wake), so the sweep after each region refills the TLB.
+/// On the Zen 5 VM of docs/benchmarks.md that cost 13 to 19 ns per 4 KiB page swept from the L3.
+std::string system_calls() {
+    std::string s = fixed(system_call_seconds() * 1e6, 2) + " us each (getppid, median of 7 rounds)";
+    const std::string pti = ccnuma::detail::page_table_isolation();
+    s += "; page-table isolation: " + (pti.empty() ? std::string("unknown") : pti);
+    const auto flags = ccnuma::detail::cpuinfo("flags");
+    if (flags.empty()) return s;
+    const bool pcid = (" " + flags.front() + " ").find(" pcid ") != std::string::npos;
+    s += pcid ? ", PCID" : ", no PCID";
+    if (!pcid && pti.find("PTI") != std::string::npos)
+        s += ": every system call drops the TLB, and libgomp ends every region with one";
+    return s;
 }
 
 /// The team sizes the run will use: --threads, the --teams shapes, else the default team.
@@ -161,6 +199,7 @@ std::vector<std::pair<std::string, std::string>> context(const options& o) {
     c.emplace_back("flags", expert::flags());
     c.emplace_back("isa", std::string(expert::isa()) + " (the widest vectors the kernels were compiled for)");
     const auto& load = start_load();
+    c.emplace_back("system_calls", system_calls());
     c.emplace_back("load_avg", fixed(load[0], 2) + " " + fixed(load[1], 2) + " " + fixed(load[2], 2) + " (at the start)");
     c.emplace_back("allowed_pus", std::to_string(allowed_pus()));
     std::string warnings;

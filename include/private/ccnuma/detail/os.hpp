@@ -65,6 +65,10 @@ std::string cpufreq(unsigned cpu, const char* file);
 std::string thp_setting(const char* name) noexcept;
 /// The THP mode: thp_setting("enabled").
 std::string thp_mode() noexcept;
+/// The kernel's page-table isolation as /sys/devices/system/cpu/vulnerabilities/meltdown says
+/// it ("Mitigation: PTI", "Not affected", "Vulnerable"); empty where the file cannot be read.
+/// With PTI on a CPU without PCID every system call drops the TLB.
+std::string page_table_isolation() noexcept;
 /// /proc/sys/kernel/numa_balancing; nullopt when the kernel has no NUMA balancing.
 std::optional<int> numa_balancing() noexcept;
 
