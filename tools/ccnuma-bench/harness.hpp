@@ -124,24 +124,31 @@ inline measurement measure(const std::vector<variant>& variants, int repetitions
         double seconds, cpu;
         bool own;  // the variant timed itself (run() returned its seconds)
     };
-    auto call = [](const variant& v, std::size_t batch) {
+    // `warm`: one untimed sweep first (start_state::own_sweep). It runs after the CPU clocks are
+    // read, not before: reading them takes two system calls, and on a kernel that drops the TLB
+    // at every system call (page-table isolation without PCID, the context's system_calls) a
+    // timed sweep right after them started with an empty TLB, which a program calling the
+    // kernel again and again does not; a likwid-bench peer never did. Its CPU time counts in the
+    // call's, as one sweep more.
+    auto call = [](const variant& v, std::size_t batch, bool warm) {
         if (v.setup) v.setup();
         const double c0 = cpu_seconds_now();
+        if (warm) static_cast<void>(v.run(1));
         const auto t0 = clock::now();
         const double own = v.run(batch);
         const double wall = std::chrono::duration<double>(clock::now() - t0).count();
-        const double cpu = cpu_seconds_now() - c0;
+        const double cpu = (cpu_seconds_now() - c0) * static_cast<double>(batch) / static_cast<double>(batch + (warm ? 1 : 0));
         return timing{std::isnan(own) ? wall : own, cpu, !std::isnan(own)};
     };
     measurement m;
     std::vector<bool> warm_first(variants.size(), false);
     for (std::size_t i = 0; i < variants.size(); ++i)
-        warm_first[i] = !call(variants[i], 1).own && start == start_state::own_sweep;
+        warm_first[i] = !call(variants[i], 1, false).own && start == start_state::own_sweep;
     if (fixed_batch) {
         m.batch = fixed_batch;
     } else {
         for (;;) {
-            const double t = call(variants.front(), m.batch).seconds;
+            const double t = call(variants.front(), m.batch, false).seconds;
             if (t >= min_seconds || m.batch >= (std::size_t{1} << 30)) break;
             // Grow towards the target in one or two steps rather than by doubling: a slow
             // machine spends its time measuring, not calibrating.
@@ -155,8 +162,7 @@ inline measurement measure(const std::vector<variant>& variants, int repetitions
         for (std::size_t k = 0; k < variants.size(); ++k) {
             const std::size_t i = round_order(variants.size(), r, k);
             if (variants[i].fresh) variants[i].fresh();
-            if (warm_first[i]) call(variants[i], 1);
-            const timing t = call(variants[i], m.batch);
+            const timing t = call(variants[i], m.batch, warm_first[i]);
             m.seconds[i].push_back(t.seconds / static_cast<double>(m.batch));
             m.cpu_seconds[i].push_back(t.cpu / static_cast<double>(m.batch));
         }
