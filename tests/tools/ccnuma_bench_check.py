@@ -78,7 +78,7 @@ def check_system_calls(sc):
     """The system_calls context against the kernel's own files: the meltdown line as sysfs has
     it, PCID as /proc/cpuinfo's flags have it, and the TLB warning exactly where PTI runs
     without PCID."""
-    head = sc.split(" us each (getppid, median of 7 rounds); ")
+    head = sc.split(" ns each (getppid, median of 7 rounds); ")
     check(len(head) == 2 and float(head[0]) > 0, "system_calls starts with a time: %r" % sc)
     meltdown = first_line("/sys/devices/system/cpu/vulnerabilities/meltdown") or "unknown"
     check(head[1].startswith("page-table isolation: " + meltdown), "system_calls says %r as sysfs does: %r" % (meltdown, sc))

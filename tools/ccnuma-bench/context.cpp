@@ -82,7 +82,7 @@ double system_call_seconds() {
 /// ends every region with one (a futex wake), so the sweep after each region refills the TLB.
 /// On the Zen 5 VM of docs/benchmarks.md that cost 13 to 19 ns per 4 KiB page swept from the L3.
 std::string system_calls() {
-    std::string s = fixed(system_call_seconds() * 1e6, 2) + " us each (getppid, median of 7 rounds)";
+    std::string s = fixed(system_call_seconds() * 1e9, 0) + " ns each (getppid, median of 7 rounds)";
     const std::string pti = ccnuma::detail::page_table_isolation();
     s += "; page-table isolation: " + (pti.empty() ? std::string("unknown") : pti);
     const auto flags = ccnuma::detail::cpuinfo("flags");
