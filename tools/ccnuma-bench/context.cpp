@@ -90,7 +90,7 @@ std::string system_calls() {
     const bool pcid = (" " + flags.front() + " ").find(" pcid ") != std::string::npos;
     s += pcid ? ", PCID" : ", no PCID";
     if (!pcid && pti.find("PTI") != std::string::npos)
-        s += ": every system call drops the TLB, and libgomp ends every region with one";
+        s += ": every system call drops the TLB";
     return s;
 }
 
