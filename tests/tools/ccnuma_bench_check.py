@@ -83,11 +83,14 @@ def check_system_calls(sc):
     meltdown = first_line("/sys/devices/system/cpu/vulnerabilities/meltdown") or "unknown"
     check(head[1].startswith("page-table isolation: " + meltdown), "system_calls says %r as sysfs does: %r" % (meltdown, sc))
     flags = None
-    with open("/proc/cpuinfo") as f:
-        for line in f:
-            if line.startswith("flags") and ":" in line:
-                flags = line.split(":", 1)[1].split()
-                break
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("flags") and ":" in line:
+                    flags = line.split(":", 1)[1].split()
+                    break
+    except OSError:
+        pass
     if flags is None:
         check("PCID" not in sc and "TLB" not in sc, "system_calls names no PCID without cpuinfo flags: %r" % sc)
         return

@@ -128,16 +128,22 @@ inline measurement measure(const std::vector<variant>& variants, int repetitions
     // read, not before: reading them takes two system calls, and on a kernel that drops the TLB
     // at every system call (page-table isolation without PCID, the context's system_calls) a
     // timed sweep right after them started with an empty TLB, which a program calling the
-    // kernel again and again does not; a likwid-bench peer never did. Its CPU time counts in the
-    // call's, as one sweep more.
+    // kernel again and again does not; a likwid-bench peer never did. The CPU time then covers
+    // both; the timed part's share of it is its share of their wall time (steady_clock reads
+    // are no system call), since the untimed sweep may be slower (colder caches) than a timed
+    // one, and with 1 thread cpu_time below real_time must still mean a wait for a CPU.
     auto call = [](const variant& v, std::size_t batch, bool warm) {
         if (v.setup) v.setup();
         const double c0 = cpu_seconds_now();
+        const auto w0 = clock::now();
         if (warm) static_cast<void>(v.run(1));
         const auto t0 = clock::now();
         const double own = v.run(batch);
-        const double wall = std::chrono::duration<double>(clock::now() - t0).count();
-        const double cpu = (cpu_seconds_now() - c0) * static_cast<double>(batch) / static_cast<double>(batch + (warm ? 1 : 0));
+        const auto t1 = clock::now();
+        const double cpu_all = cpu_seconds_now() - c0;
+        const double wall = std::chrono::duration<double>(t1 - t0).count();
+        const double wall_all = std::chrono::duration<double>(t1 - w0).count();
+        const double cpu = warm && wall_all > 0 ? cpu_all * wall / wall_all : cpu_all;
         return timing{std::isnan(own) ? wall : own, cpu, !std::isnan(own)};
     };
     measurement m;

@@ -57,10 +57,10 @@ inline double value(std::size_t i, int which) {
 }
 
 /// n elements, not initialized (no page touched, as `new double[n]`), aligned to the page as
-/// ccnuma::vector's data() is: a raw loop is then compared with the library's loop, not with
-/// a different alignment. 64 bytes is not enough: glibc's aligned new puts a large array at
-/// page offset 64, and on the Zen 5 VM of docs/benchmarks.md a 2-thread sum from the L3 ran 5
-/// to 8% faster at page offsets 64 and 128 than at 0, 256 and 512 (same loop, one run), which
+/// ccnuma::vector's data() is from a page up: a raw loop is then compared with the library's
+/// loop, not with a different alignment. 64 bytes is not enough: glibc's aligned new puts a
+/// large array at page offset 64, and on the Zen 5 VM of docs/benchmarks.md a 2-thread sum from
+/// the L3 ran 4 to 11% faster at page offsets 64 and 128 than at 0, 256 and 512 (same loop), which
 /// showed as ccnuma::sum at 0.87 of the expert's loop. An expert who places by first touch
 /// aligns to pages too, so that each thread's block starts on a page of its own.
 inline std::align_val_t raw_alignment() {
