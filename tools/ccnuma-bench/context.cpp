@@ -1,6 +1,7 @@
 #include "context.hpp"
 
 #include "baselines.hpp"
+#include "harness.hpp"
 #include "kernels.hpp"
 #include "numbers.hpp"
 #include "ccnuma_git_hash.hpp"  // written at build time (cmake/git_hash.cmake)
@@ -71,8 +72,7 @@ double system_call_seconds() {
         while (round(k) < 1e-3 && k < (1L << 22)) k *= 4;
         std::vector<double> per;
         for (int r = 0; r < 7; ++r) per.push_back(round(k) / static_cast<double>(k));
-        std::sort(per.begin(), per.end());
-        return per[per.size() / 2];
+        return summarize(std::move(per)).median;
     }();
     return seconds;
 }
