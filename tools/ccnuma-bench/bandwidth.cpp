@@ -91,6 +91,9 @@ struct row_role {
     std::optional<bool> streaming;
     bool peer = false;  ///< a baseline from likwid-bench, not one of the expert loops
     bool comparable = true;  ///< false: a peer that ran another N (peer_row), no baseline of any ratio
+    /// A row that explains the others rather than competing: no baseline, and not one of
+    /// ccnuma's calls, so it gets the expert loops' vs_best_peer and none of the rows' ratios.
+    bool reference = false;
 };
 
 /// Each ccnuma row against the best baseline (expert loop or likwid-bench kernel, by median) of
@@ -114,7 +117,7 @@ void rate(std::vector<result>& rs, const std::vector<row_role>& roles, report& o
     // The expert loops against likwid-bench's best kernel of the same stores: how good the
     // baselines themselves are.
     for (std::size_t k = 0; k < rs.size(); ++k) {
-        if (!roles[k].baseline || roles[k].peer) continue;
+        if (!(roles[k].baseline || roles[k].reference) || roles[k].peer) continue;
         const auto peer = best_where([&](std::size_t b) { return roles[b].peer && roles[b].streaming == roles[k].streaming; });
         if (!peer) continue;
         const auto iv = pair_with(rs[k], rs[*peer], "vs_best_peer");
@@ -123,7 +126,7 @@ void rate(std::vector<result>& rs, const std::vector<row_role>& roles, report& o
                  stats_paired::to_string(iv) + ", " + stats_paired::to_string(stats_paired::judge(iv)));
     }
     for (std::size_t k = 0; k < rs.size(); ++k) {
-        if (roles[k].baseline) continue;
+        if (roles[k].baseline || roles[k].reference) continue;
         const auto same = roles[k].streaming
                               ? best_where([&](std::size_t b) { return roles[b].streaming == roles[k].streaming; })
                               : all;
@@ -508,6 +511,33 @@ __attribute__((noinline)) double sum_seg_flat(const seg_t& a, std::size_t sweeps
     return s;
 }
 
+// ccnuma's summation kernel (ccnuma::reduce over each thread's static block, lane_sum) in
+// likwid-bench's structure: one region for all the sweeps, each thread summing its own block
+// sweep after sweep with no reduction across the team, so nothing synchronizes the threads
+// between sweeps (likwid-bench's sum kernels combine no result). What a team's sum would cost
+// without the reduction every call of ccnuma::sum (and of the expert loops) must do. The last
+// sweep's parts are added in thread order afterwards, for the check.
+__attribute__((noinline)) double sum_unreduced(const cvec& a, std::size_t sweeps) {
+    const double* p = a.data();
+    const std::size_t n = a.size();
+    std::vector<ccnuma::padded<double>> parts(static_cast<std::size_t>(std::max(1, omp_get_max_threads())));
+#pragma omp parallel
+    {
+        const auto t = static_cast<unsigned>(omp_get_thread_num()), threads = static_cast<unsigned>(omp_get_num_threads());
+        std::size_t lo = 0, hi = 0;
+        expert::static_block(n, t, threads, lo, hi);
+        double s = 0;
+        for (std::size_t k = 0; k < sweeps; ++k) {
+            s = ccnuma::reduce(p + lo, p + hi, 0.0);
+            escape(&s);
+        }
+        if (t < parts.size()) parts[t].value = s;
+    }
+    double s = 0;
+    for (const auto& part : parts) s += part.value;
+    return s;
+}
+
 }  // namespace
 
 void sum(const options& o, report& out) {
@@ -528,24 +558,27 @@ void sum(const options& o, report& out) {
             seg_t sb(n, [](std::size_t i) { return value(i, 1); });
             double expected = 0;
             for (std::size_t i = 0; i < n; ++i) expected += value(i, 1);
-            std::vector<double> got(6, 0.0);
+            std::vector<double> got(7, 0.0);
             std::vector<variant> v{
                 timed("expert omp simd reduction", [&](std::size_t k) { got[0] = expert::sum_simd(rb.get(), n, k); }),
                 timed("expert 4-accumulator vector sum", [&](std::size_t k) { got[1] = expert::sum_unrolled(rb.get(), n, k); }),
+                timed("expert one region, omp for reduction", [&](std::size_t k) { got[2] = expert::sum_one_region(rb.get(), n, k); }),
                 timed("ccnuma::sum(ccnuma::vector)", [&](std::size_t k) {
                     for (std::size_t s = 0; s < k; ++s) {
-                        got[2] = ccnuma::sum(vb);
-                        escape(&got[2]);
+                        got[3] = ccnuma::sum(vb);
+                        escape(&got[3]);
                     }
                 }),
-                timed("seg_array par::reduce", [&](std::size_t k) { got[3] = sum_seg_par(sb, k); }),
-                timed("seg_array flat std::reduce", [&](std::size_t k) { got[4] = sum_seg_flat(sb, k); })};
-            std::vector<row_role> roles{{true, {}}, {true, {}}, {false, {}}, {false, {}}, {false, {}}};
-            constexpr std::size_t own = 5;
+                timed("seg_array par::reduce", [&](std::size_t k) { got[4] = sum_seg_par(sb, k); }),
+                timed("seg_array flat std::reduce", [&](std::size_t k) { got[5] = sum_seg_flat(sb, k); }),
+                timed("lane_sum per thread, no team reduction", [&](std::size_t k) { got[6] = sum_unreduced(vb, k); })};
+            std::vector<row_role> roles{{true, {}}, {true, {}}, {true, {}}, {false, {}}, {false, {}}, {false, {}}, {}};
+            roles[6].reference = true;
+            constexpr std::size_t own = 7;
             if (fresh) {
-                for (std::size_t k = 0; k < 2; ++k) v[k].fresh = [&] { rb = raw_values(n, 1); };
-                v[2].fresh = [&] { vb = cvec(n, [](std::size_t i) { return value(i, 1); }, policy); };
-                for (std::size_t k = 3; k < own; ++k) v[k].fresh = [&] { sb = seg_t(n, [](std::size_t i) { return value(i, 1); }); };
+                for (std::size_t k = 0; k < 3; ++k) v[k].fresh = [&] { rb = raw_values(n, 1); };
+                for (std::size_t k : {3, 6}) v[k].fresh = [&] { vb = cvec(n, [](std::size_t i) { return value(i, 1); }, policy); };
+                for (std::size_t k = 4; k < 6; ++k) v[k].fresh = [&] { sb = seg_t(n, [](std::size_t i) { return value(i, 1); }); };
             }
             std::vector<peers::ran> peer_n(likwid.size(), {n, {}});
             for (std::size_t k = 0; k < likwid.size(); ++k) {
@@ -561,6 +594,7 @@ void sum(const options& o, report& out) {
                 const std::size_t ran = k < own ? n : peer_n[k - own].n;
                 const double nn = static_cast<double>(ran);
                 rs.push_back(bandwidth("sum", v[k].name, ran, t, m, k, 8 * nn, 8 * nn, nn));
+                if (k == 2 || k == 6) rs.back().forks_per_sweep = false;  // one region for all the sweeps
                 if (k >= own) roles[k].comparable = peer_row(rs.back(), n, out, where);
             }
             note_peer_threads(rs, own, peer_n, t, out, where);

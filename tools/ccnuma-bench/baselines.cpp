@@ -251,4 +251,30 @@ double sum_unrolled(const double* a, std::size_t n, std::size_t sweeps) {
     return s;
 }
 
+double sum_one_region(const double* a, std::size_t n, std::size_t sweeps) {
+    double s = 0;
+#pragma omp parallel
+    {
+        const auto threads = static_cast<unsigned>(omp_get_num_threads());
+        for (std::size_t k = 0; k < sweeps; ++k) {
+            // After the previous sweep's reduction and its barrier: every thread has its share in.
+#pragma omp single
+            {
+                escape(&s);
+                s = 0;
+            }
+            // schedule(static) over one iteration per thread gives iteration t to thread t
+            // (OpenMP: at most one chunk per thread, in thread order), the block it first touched.
+#pragma omp for schedule(static) reduction(+ : s)
+            for (unsigned t = 0; t < threads; ++t) {
+                std::size_t lo = 0, hi = 0;
+                static_block(n, t, threads, lo, hi);
+                s += sum_piece(a + lo, hi - lo);
+            }
+        }
+    }
+    escape(&s);
+    return s;
+}
+
 }  // namespace bench::expert

@@ -56,5 +56,11 @@ void triad3(double* d, const double* a, const double* b, double q, std::size_t n
 double sum_simd(const double* a, std::size_t n, std::size_t sweeps);
 /// sum(a) with each thread's block in sum_piece (four vector accumulators): the fastest sum.
 double sum_unrolled(const double* a, std::size_t n, std::size_t sweeps);
+/// sum(a) as a time-step loop inside one parallel region has it: the region opened once for all
+/// the sweeps, each sweep an orphaned `omp for` reduction that gives thread t its static block
+/// (sum_piece). No fork per sweep, but the two barriers a result shared by the team needs: the
+/// `single` that resets it and the reduction's own. The expert's structure when the caller's
+/// loop, not the sum, owns the region; a ccnuma call always opens its own (vector.md).
+double sum_one_region(const double* a, std::size_t n, std::size_t sweeps);
 
 }  // namespace bench::expert

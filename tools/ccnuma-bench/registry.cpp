@@ -32,7 +32,8 @@ const std::array<kernel, 12> table{{
      stream, n_counts::elements_per_array, takes::peers | takes::arrays, 5, {}, {}, {}},
     {"sum",
      "array summation: ccnuma::sum, seg_array par::reduce and flat std::reduce against\n"
-     "the expert omp simd and 4-accumulator sums (--peers: likwid-bench sum_*)",
+     "the expert omp simd, 4-accumulator and one-region sums; lane_sum per thread with no\n"
+     "team reduction, as likwid-bench sums (--peers: likwid-bench sum_*)",
      sum, n_counts::elements_per_array, takes::peers | takes::arrays, 5, {}, {}, {}},
     {"placement",
      "the same compiled triad and sum on 9 placements of the arrays, one store mode\n"
