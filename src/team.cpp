@@ -6,6 +6,7 @@
 
 #include <ccnuma/detail/parallel.hpp>
 #include <ccnuma/detail/throw_error.hpp>
+#include <ccnuma/team.hpp>
 #include <ccnuma/topology.hpp>
 
 #include <omp.h>
@@ -157,6 +158,28 @@ std::vector<int> unit_nodes(const team_layout& team, const unit_range& r) {
     nodes.reserve(r.count());
     for (std::size_t i = 0; i < r.count(); ++i) nodes.push_back(team.node[team.unit_owner(r, i)]);
     return nodes;
+}
+
+// ccnuma::team (include/ccnuma/team.hpp): its messages and its spinning.
+
+void team_state::left(operation_name what) {
+    throw_error(errc::invalid_argument, what, "a thread of the team returned from its function while this thread waits in this call",
+                "every thread of the team makes the same team calls, in the same order");
+}
+
+void team_call_mismatch(operation_name what, unsigned rank, unsigned other, std::size_t n, std::size_t other_n, bool other_called) {
+    const std::string me = "thread " + std::to_string(rank);
+    const std::string them = "thread " + std::to_string(other);
+    throw_error(errc::invalid_argument, what,
+                other_called ? me + " reduces " + std::to_string(n) + " elements and " + them + " " + std::to_string(other_n)
+                             : them + " made another call than " + me + "'s (another reduction, a barrier, or none)",
+                "every thread of the team makes the same team calls, in the same order, with operands of the same size");
+}
+
+unsigned team_spins(unsigned size) noexcept {
+    // About 50 to 100 us of polling before a futex sleep: far longer than a barrier between
+    // threads that reduce the same amount of data waits, far shorter than a scheduler's slice.
+    return size <= static_cast<unsigned>(std::max(1, omp_get_num_procs())) ? 20000U : 0U;
 }
 
 }  // namespace ccnuma::detail

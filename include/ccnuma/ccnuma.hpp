@@ -20,6 +20,7 @@
 #include <ccnuma/segments.hpp>
 #include <ccnuma/stores.hpp>
 #include <ccnuma/system.hpp>
+#include <ccnuma/team.hpp>
 #include <ccnuma/topology.hpp>
 #include <ccnuma/vector.hpp>
 #include <ccnuma/vector_view.hpp>

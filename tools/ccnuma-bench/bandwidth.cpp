@@ -10,6 +10,7 @@
 #include <ccnuma/algorithm.hpp>
 #include <ccnuma/seg_array.hpp>
 #include <ccnuma/stores.hpp>
+#include <ccnuma/team.hpp>
 #include <ccnuma/vector.hpp>
 
 #include <omp.h>
@@ -538,6 +539,23 @@ __attribute__((noinline)) double sum_unreduced(const cvec& a, std::size_t sweeps
     return s;
 }
 
+// ccnuma::sum in the one-region structure of the expert's orphaned reduction: one
+// ccnuma::parallel region for all the sweeps, each sweep a team reduction (team.hpp), one
+// barrier per sweep against the expert's two, in the team that placed the vector. Rank 0's
+// result is the row's.
+__attribute__((noinline)) double sum_team(const cvec& a, std::size_t sweeps) {
+    double s = 0;
+    ccnuma::parallel(a.policy(), [&](ccnuma::team& team) {
+        double mine = 0;
+        for (std::size_t k = 0; k < sweeps; ++k) {
+            mine = team.sum(a);
+            escape(&mine);
+        }
+        if (team.rank() == 0) s = mine;
+    });
+    return s;
+}
+
 }  // namespace
 
 void sum(const options& o, report& out) {
@@ -558,7 +576,7 @@ void sum(const options& o, report& out) {
             seg_t sb(n, [](std::size_t i) { return value(i, 1); });
             double expected = 0;
             for (std::size_t i = 0; i < n; ++i) expected += value(i, 1);
-            std::vector<double> got(7, 0.0);
+            std::vector<double> got(8, 0.0);
             std::vector<variant> v{
                 timed("expert omp simd reduction", [&](std::size_t k) { got[0] = expert::sum_simd(rb.get(), n, k); }),
                 timed("expert 4-accumulator vector sum", [&](std::size_t k) { got[1] = expert::sum_unrolled(rb.get(), n, k); }),
@@ -569,16 +587,20 @@ void sum(const options& o, report& out) {
                         escape(&got[3]);
                     }
                 }),
-                timed("seg_array par::reduce", [&](std::size_t k) { got[4] = sum_seg_par(sb, k); }),
-                timed("seg_array flat std::reduce", [&](std::size_t k) { got[5] = sum_seg_flat(sb, k); }),
-                timed("lane_sum per thread, no team reduction", [&](std::size_t k) { got[6] = sum_unreduced(vb, k); })};
-            std::vector<row_role> roles{{true, {}}, {true, {}}, {true, {}}, {false, {}}, {false, {}}, {false, {}}, {}};
-            roles[6].reference = true;
-            constexpr std::size_t own = 7;
+                timed("ccnuma::team::sum, one region", [&](std::size_t k) { got[4] = sum_team(vb, k); }),
+                timed("seg_array par::reduce", [&](std::size_t k) { got[5] = sum_seg_par(sb, k); }),
+                timed("seg_array flat std::reduce", [&](std::size_t k) { got[6] = sum_seg_flat(sb, k); }),
+                timed("lane_sum per thread, no team reduction", [&](std::size_t k) { got[7] = sum_unreduced(vb, k); })};
+            // The rows that run all their sweeps in one region: no fork in their figure.
+            constexpr std::size_t one_region_expert = 2, team_row = 4, reference_row = 7;
+            std::vector<row_role> roles{{true, {}}, {true, {}}, {true, {}}, {false, {}}, {false, {}}, {false, {}}, {false, {}}, {}};
+            roles[reference_row].reference = true;
+            constexpr std::size_t own = 8;
             if (fresh) {
                 for (std::size_t k = 0; k < 3; ++k) v[k].fresh = [&] { rb = raw_values(n, 1); };
-                for (std::size_t k : {3, 6}) v[k].fresh = [&] { vb = cvec(n, [](std::size_t i) { return value(i, 1); }, policy); };
-                for (std::size_t k = 4; k < 6; ++k) v[k].fresh = [&] { sb = seg_t(n, [](std::size_t i) { return value(i, 1); }); };
+                for (std::size_t k : {std::size_t{3}, team_row, reference_row})
+                    v[k].fresh = [&] { vb = cvec(n, [](std::size_t i) { return value(i, 1); }, policy); };
+                for (std::size_t k = 5; k < 7; ++k) v[k].fresh = [&] { sb = seg_t(n, [](std::size_t i) { return value(i, 1); }); };
             }
             std::vector<peers::ran> peer_n(likwid.size(), {n, {}});
             for (std::size_t k = 0; k < likwid.size(); ++k) {
@@ -594,7 +616,7 @@ void sum(const options& o, report& out) {
                 const std::size_t ran = k < own ? n : peer_n[k - own].n;
                 const double nn = static_cast<double>(ran);
                 rs.push_back(bandwidth("sum", v[k].name, ran, t, m, k, 8 * nn, 8 * nn, nn));
-                if (k == 2 || k == 6) rs.back().forks_per_sweep = false;  // one region for all the sweeps
+                if (k == one_region_expert || k == team_row || k == reference_row) rs.back().forks_per_sweep = false;
                 if (k >= own) roles[k].comparable = peer_row(rs.back(), n, out, where);
             }
             note_peer_threads(rs, own, peer_n, t, out, where);

@@ -1,0 +1,296 @@
+// ccnuma::parallel and ccnuma::team: the team's reductions give every thread the bits of
+// ccnuma::sum with a team of that size, each thread reads exactly the part of the operand that
+// the runtime's own static loop gives it (or its partition's part), calls repeat in one region
+// without a second barrier going wrong, and a broken rule (a thread that throws, returns early,
+// or makes another call) ends in an exception on the calling thread, never in a hang or a sum.
+
+#include <ccnuma/team.hpp>
+#include <ccnuma/vector.hpp>
+
+#include "../support/quiet_diagnostics.hpp"
+#include "../support/static_owners.hpp"
+
+#include <gtest/gtest.h>
+#include <omp.h>
+
+#include <atomic>
+#include <cmath>
+#include <cstddef>
+#include <cstring>
+#include <limits>
+#include <mutex>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace {
+
+double value(std::size_t i) { return 1.0 / (1.0 + static_cast<double>(i % 977)) - 0.25 * static_cast<double>(i % 3); }
+
+// The bits of a double, so that "the same result" means the same bits.
+std::uint64_t bits(double x) {
+    std::uint64_t b = 0;
+    std::memcpy(&b, &x, sizeof b);
+    return b;
+}
+
+// What each thread of a team returned, by rank.
+template <class T>
+struct by_rank {
+    std::vector<T> got;
+    std::mutex m;
+    void put(unsigned rank, T v) {
+        std::lock_guard lock(m);
+        if (got.size() <= rank) got.resize(rank + 1);
+        got[rank] = v;
+    }
+};
+
+TEST(Team, EveryThreadGetsTheBitsOfCcnumaSumForItsTeamSize) {
+    constexpr std::size_t n = 100'003;
+    for (unsigned threads : {1U, 2U, 3U, 4U}) {
+        const auto policy = ccnuma::first_touch{}.threads(threads);
+        const ccnuma::vector<double> a(n, [](std::size_t i) { return value(i); }, policy);
+        const ccnuma::vector<double> b(n, [](std::size_t i) { return value(i + 7) * 3.0; }, policy);
+        struct results {
+            double sum, min, max, dot, norm2;
+        };
+        by_rank<results> r;
+        std::atomic<unsigned> sizes{0};
+        ccnuma::parallel(policy.sched, [&](ccnuma::team& team) {
+            sizes += team.size();
+            r.put(team.rank(), {team.sum(a), team.min(a), team.max(b), team.dot(a, b), team.norm2(a + b)});
+        });
+        SCOPED_TRACE("team of " + std::to_string(threads));
+        ASSERT_EQ(sizes.load(), threads * threads);
+        ASSERT_EQ(r.got.size(), threads);
+        for (const auto& x : r.got) {
+            EXPECT_EQ(bits(x.sum), bits(ccnuma::sum(a)));
+            EXPECT_EQ(bits(x.min), bits(ccnuma::min(a)));
+            EXPECT_EQ(bits(x.max), bits(ccnuma::max(b)));
+            EXPECT_EQ(bits(x.dot), bits(ccnuma::dot(a, b)));
+            EXPECT_EQ(bits(x.norm2), bits(ccnuma::norm2(a + b)));
+        }
+        // And the value: a serial sum of the same elements, to a relative 1e-12.
+        double serial = 0;
+        for (std::size_t i = 0; i < n; ++i) serial += value(i);
+        EXPECT_NEAR(r.got[0].sum, serial, 1e-12 * std::abs(serial) + 1e-12);
+    }
+}
+
+// An element that says who added it: sum_fold adds every element of a thread's range but the
+// first to the thread's accumulator, and its operator+= records the adding thread.
+struct probe {
+    double x = 0;
+    std::size_t index = 0;
+    static std::vector<int>* readers;
+    probe& operator+=(const probe& r) {
+        (*readers)[r.index] = omp_get_thread_num();
+        x += r.x;
+        return *this;
+    }
+    friend probe operator+(probe l, const probe& r) {
+        l.x += r.x;
+        return l;
+    }
+};
+std::vector<int>* probe::readers = nullptr;
+
+// Each index read by its owner, and the unrecorded ones (the first of each of a thread's
+// ranges) no more than the ranges.
+void expect_readers(const std::vector<int>& readers, const std::vector<int>& owners, std::size_t max_unrecorded) {
+    std::size_t unrecorded = 0;
+    for (std::size_t i = 0; i < readers.size(); ++i) {
+        if (readers[i] == -1) {
+            ++unrecorded;
+            continue;
+        }
+        ASSERT_EQ(readers[i], owners[i]) << "element " << i;
+    }
+    EXPECT_LE(unrecorded, max_unrecorded);
+    EXPECT_GE(unrecorded, 1U);
+}
+
+TEST(Team, EachThreadReadsThePartTheRuntimesStaticLoopGivesIt) {
+    constexpr std::size_t n = 30'011;
+    for (std::size_t chunk : {std::size_t{0}, std::size_t{1000}}) {
+        const auto policy = ccnuma::first_touch{}.threads(3).chunk(chunk);
+        const ccnuma::vector<probe> v(n, [](std::size_t i) { return probe{1.0, i}; }, policy);
+        std::vector<int> readers(n, -1);
+        probe::readers = &readers;
+        by_rank<double> r;
+        ccnuma::parallel(policy.sched, [&](ccnuma::team& team) { r.put(team.rank(), team.sum(v).x); });
+        SCOPED_TRACE("chunk " + std::to_string(chunk));
+        for (double s : r.got) EXPECT_EQ(s, static_cast<double>(n));
+        // The runtime's own schedule(static[, chunk]) loop says who owns what.
+        const std::size_t ranges = chunk == 0 ? 3 : (n + chunk - 1) / chunk;
+        expect_readers(readers, test_support::static_owners(n, 3, chunk), ranges);
+    }
+    // A partition: thread t reads part t.
+    const auto parts = ccnuma::partition(std::vector<std::size_t>{0, 10, 25'000, n});
+    const auto policy = ccnuma::first_touch{}.partition(parts);
+    const ccnuma::vector<probe> v(n, [](std::size_t i) { return probe{1.0, i}; }, policy);
+    std::vector<int> readers(n, -1);
+    probe::readers = &readers;
+    ccnuma::parallel(policy.sched, [&](ccnuma::team& team) { EXPECT_EQ(team.sum(v).x, static_cast<double>(n)); });
+    std::vector<int> owners(n);
+    for (std::size_t i = 0; i < n; ++i) owners[i] = static_cast<int>(parts.owner(i));
+    expect_readers(readers, owners, 3);
+    probe::readers = nullptr;
+}
+
+TEST(Team, ManyCallsInOneRegionEachSeeTheirOwnOperands) {
+    // Alternating operands and barriers: a thread that overwrote a slot another still reads
+    // (the double-buffering) would show up as a wrong sum, or as a call of another number, in
+    // some iteration. Also in a team larger than the CPUs, where threads are preempted between
+    // a barrier and their reads of the slots.
+    constexpr std::size_t n = 4099;
+    const ccnuma::vector<double> a(n, [](std::size_t i) { return static_cast<double>(i % 5); });
+    const ccnuma::vector<double> b(n, [](std::size_t i) { return static_cast<double>(i % 7); });
+    const double sa = ccnuma::sum(a), sb = ccnuma::sum(b);
+    for (unsigned threads : {2U, 2 * static_cast<unsigned>(omp_get_num_procs()) + 1}) {
+        std::vector<std::size_t> counted(threads * 64, 0);
+        std::atomic<int> wrong{0};
+        ccnuma::parallel(ccnuma::schedule{.threads = threads}, [&](ccnuma::team& team) {
+            for (int it = 0; it < 3000; ++it) {
+                if (team.sum(it % 3 == 0 ? b : a) != (it % 3 == 0 ? sb : sa)) ++wrong;
+                if (team.max(a) != 4.0) ++wrong;
+                if (it % 4 != 0) continue;
+                // The barrier orders plain writes too: each thread's write is seen by all after it.
+                counted[team.rank() * 64] = static_cast<std::size_t>(it);
+                team.barrier();
+                for (unsigned t = 0; t < team.size(); ++t)
+                    if (counted[t * 64] != static_cast<std::size_t>(it)) ++wrong;
+                team.barrier();
+            }
+        });
+        EXPECT_EQ(wrong.load(), 0) << "team of " << threads;
+    }
+}
+
+TEST(Team, AnExceptionInOneThreadReleasesTheOthersAndIsRethrown) {
+    const ccnuma::vector<double> a(1000, 1.0, ccnuma::first_touch{}.threads(3));
+    for (bool in_barrier : {false, true}) {
+        std::atomic<int> released{0};
+        try {
+            ccnuma::parallel(ccnuma::schedule{.threads = 3}, [&](ccnuma::team& team) {
+                if (team.rank() == 1) throw std::runtime_error("thread 1 failed");
+                try {
+                    for (;;) {
+                        if (in_barrier)
+                            team.barrier();
+                        else
+                            (void)team.sum(a);
+                    }
+                } catch (...) {
+                    ++released;
+                    throw;
+                }
+            });
+            ADD_FAILURE() << "no exception";
+        } catch (const std::runtime_error& e) {
+            EXPECT_STREQ(e.what(), "thread 1 failed");
+        }
+        EXPECT_EQ(released.load(), 2);
+    }
+}
+
+TEST(Team, AThreadThatReturnsEarlyIsAnErrorNotAHang) {
+    const ccnuma::vector<double> a(1000, 1.0, ccnuma::first_touch{}.threads(2));
+    try {
+        ccnuma::parallel(ccnuma::schedule{.threads = 2}, [&](ccnuma::team& team) {
+            if (team.rank() == 0) (void)team.sum(a);
+        });
+        ADD_FAILURE() << "no exception";
+    } catch (const ccnuma::error& e) {
+        EXPECT_EQ(e.code(), ccnuma::errc::invalid_argument);
+        EXPECT_NE(std::string(e.what()).find("ccnuma::team::sum: a thread of the team returned from its function"), std::string::npos) << e.what();
+    }
+}
+
+TEST(Team, ThreadsLeavingAfterTheirLastCallAreNoError) {
+    // The last arriver completes the barrier and may return before the others have seen the
+    // completion: they must read it as done, not as a thread that left.
+    const ccnuma::vector<double> a(1000, 1.0);
+    for (unsigned threads : {2U, 2 * static_cast<unsigned>(omp_get_num_procs()) + 1}) {
+        std::atomic<int> right{0};
+        for (int region = 0; region < 1000; ++region)
+            ccnuma::parallel(ccnuma::schedule{.threads = threads}, [&](ccnuma::team& team) {
+                if (team.sum(a) == 1000.0 && team.rank() == 0) ++right;
+            });
+        EXPECT_EQ(right.load(), 1000) << "team of " << threads;
+    }
+}
+
+TEST(Team, CallsThatDifferBetweenThreadsAreAnError) {
+    const ccnuma::vector<double> a(1000, 1.0, ccnuma::first_touch{}.threads(2));
+    const ccnuma::vector<double> b(999, 1.0, ccnuma::first_touch{}.threads(2));
+    try {
+        ccnuma::parallel(ccnuma::schedule{.threads = 2}, [&](ccnuma::team& team) { (void)team.sum(team.rank() == 0 ? a : b); });
+        ADD_FAILURE() << "no exception";
+    } catch (const ccnuma::error& e) {
+        const std::string what = e.what();
+        EXPECT_TRUE(what.find("ccnuma::team::sum: thread 0 reduces 1000 elements and thread 1 999") != std::string::npos ||
+                    what.find("ccnuma::team::sum: thread 1 reduces 999 elements and thread 0 1000") != std::string::npos)
+            << what;
+    }
+    // A barrier against a reduction: the reducing thread finds the other's slot from no call of
+    // this number.
+    try {
+        ccnuma::parallel(ccnuma::schedule{.threads = 2}, [&](ccnuma::team& team) {
+            if (team.rank() == 0)
+                (void)team.sum(a);
+            else
+                team.barrier();
+            team.barrier();
+        });
+        ADD_FAILURE() << "no exception";
+    } catch (const ccnuma::error& e) {
+        EXPECT_NE(std::string(e.what()).find("thread 1 made another call than thread 0's"), std::string::npos) << e.what();
+    }
+    // Another reduction of the same size.
+    try {
+        ccnuma::parallel(ccnuma::schedule{.threads = 2}, [&](ccnuma::team& team) {
+            if (team.rank() == 0)
+                (void)team.sum(a);
+            else
+                (void)team.max(a);
+        });
+        ADD_FAILURE() << "no exception";
+    } catch (const ccnuma::error& e) {
+        EXPECT_NE(std::string(e.what()).find("made another call than"), std::string::npos) << e.what();
+    }
+}
+
+TEST(Team, AnEmptyOperandSumsToZeroAndHasNoMinimum) {
+    const ccnuma::vector<double> empty;
+    by_rank<double> r;
+    ccnuma::parallel(ccnuma::schedule{.threads = 2}, [&](ccnuma::team& team) { r.put(team.rank(), team.sum(empty)); });
+    ASSERT_EQ(r.got.size(), 2U);
+    EXPECT_EQ(r.got[0], 0.0);
+    EXPECT_EQ(r.got[1], 0.0);
+    EXPECT_THROW(ccnuma::parallel(ccnuma::schedule{.threads = 2}, [&](ccnuma::team& team) { (void)team.min(empty); }), std::length_error);
+}
+
+TEST(Team, ATeamOfOneAndTeamsInsideAUsersRegion) {
+    const ccnuma::vector<double> a(5000, [](std::size_t i) { return value(i); }, ccnuma::first_touch{}.threads(1));
+    const double expected = ccnuma::sum(a);
+    ccnuma::parallel(ccnuma::schedule{.threads = 1}, [&](ccnuma::team& team) {
+        EXPECT_EQ(team.size(), 1U);
+        EXPECT_EQ(bits(team.sum(a)), bits(expected));
+        team.barrier();
+    });
+    // Inside a user's team of two: each thread's ccnuma::parallel is a nested team of its own
+    // (of one with nesting off), whose sum is the whole vector's.
+    std::atomic<int> right{0};
+#pragma omp parallel num_threads(2)
+    {
+        ccnuma::parallel([&](ccnuma::team& team) {
+            const double s = team.sum(a);
+            if (team.rank() == 0 && std::abs(s - expected) <= 1e-12 * std::abs(expected)) ++right;
+        });
+    }
+    EXPECT_EQ(right.load(), 2);
+}
+
+}  // namespace
