@@ -177,8 +177,9 @@ void team_call_mismatch(operation_name what, unsigned rank, unsigned other, std:
 }
 
 unsigned team_spins(unsigned size) noexcept {
-    // About 50 to 100 us of polling before a futex sleep: far longer than a barrier between
-    // threads that reduce the same amount of data waits, far shorter than a scheduler's slice.
+    // 20,000 polls with a pause each: 0.36 ms on the Zen 5 VM (18 ns a pause), about 1 ms where
+    // a pause takes 140 cycles (Intel since Skylake). Far longer than threads that reduce equal
+    // parts wait for each other, shorter than libgomp's default spin (300,000 polls).
     return size <= static_cast<unsigned>(std::max(1, omp_get_num_procs())) ? 20000U : 0U;
 }
 

@@ -37,6 +37,7 @@
 #include <ccnuma/detail/reduce.hpp>
 #include <ccnuma/detail/throw_error.hpp>
 #include <ccnuma/padded.hpp>
+#include <ccnuma/placement.hpp>
 #include <ccnuma/schedule.hpp>
 
 #include <omp.h>
@@ -59,10 +60,12 @@ class team;
 
 namespace detail {
 
-/// What a reduction is, so that a thread can tell another thread's call from its own.
-enum class team_call : std::uint32_t { sum, min, max };
+/// What a team call is, so that a thread can tell another thread's call from its own.
+enum class team_call : std::uint32_t { sum, min, max, barrier };
 
-/// One thread's part of one team reduction: its partial result and what the call was.
+/// One thread's part of one team call: what the call was and, for a reduction, its partial
+/// result. Every team call writes one, barriers included, so that the n-th call of every thread
+/// is the n-th barrier episode, and a thread that made another call is seen by all.
 struct alignas(false_sharing_range) team_slot {
     static constexpr std::size_t value_bytes = 64;
     alignas(16) std::byte value[value_bytes];
@@ -76,9 +79,15 @@ struct alignas(false_sharing_range) team_slot {
 template <class V>
 inline constexpr bool team_reducible = std::is_trivially_copyable_v<V> && sizeof(V) <= team_slot::value_bytes && alignof(V) <= 16;
 
+class team_state;
+
 /// Thrown in the threads that wait in, or enter, a team call after another thread's function
-/// has thrown: it unwinds them, and ccnuma::parallel drops it for the first exception.
-struct team_stopped {};
+/// has thrown: it unwinds them, and the ccnuma::parallel of that team drops it for the first
+/// exception. It names its team, so that a ccnuma::parallel nested inside the function passes
+/// an outer team's on instead of taking it for its own.
+struct team_stopped {
+    const team_state* team;
+};
 
 /// The state a team shares: its barrier and its reductions' slots (two per thread, for the
 /// double-buffering). The barrier is the library's own, not `#pragma omp barrier`, so that a
@@ -105,22 +114,25 @@ public:
             return;
         }
         for (unsigned spin = 0;; ++spin) {
-            const unsigned seen = epoch_.load(std::memory_order_acquire);
+            // The epoch only before a sleep: a spinning thread reads no line that each
+            // completion writes besides the generation's.
+            const bool sleep = spin >= spins_;
+            const unsigned seen = sleep ? epoch_.load(std::memory_order_seq_cst) : 0;
             if (generation_.load(std::memory_order_acquire) != gen) return;
-            if (stopped_.load(std::memory_order_acquire)) throw team_stopped{};
+            if (stopped_.load(std::memory_order_acquire)) throw team_stopped{this};
             // A thread that left after this barrier completed (its last call) left after the
             // completion it saw: read the generation again, after the departure.
             if (departed_.load(std::memory_order_acquire) != 0) {
                 if (generation_.load(std::memory_order_acquire) != gen) return;
                 left(what);
             }
-            if (spin < spins_) {
+            if (!sleep) {
                 pause();
                 continue;
             }
             // Asleep until the barrier completes, the team stops or a thread leaves: each of
             // them changes the epoch after what it changed, so no wake-up is lost.
-            epoch_.wait(seen, std::memory_order_acquire);
+            epoch_.wait(seen, std::memory_order_seq_cst);
         }
     }
 
@@ -138,12 +150,14 @@ public:
 
 private:
     void check_live(operation_name what) const {
-        if (stopped_.load(std::memory_order_acquire)) throw team_stopped{};
+        if (stopped_.load(std::memory_order_acquire)) throw team_stopped{this};
         if (departed_.load(std::memory_order_acquire) != 0) left(what);
     }
     [[noreturn]] static void left(operation_name what);
     void wake() noexcept {
-        epoch_.fetch_add(1, std::memory_order_release);
+        // seq_cst: libstdc++'s notify_all skips the futex call when it reads no sleeper, and the
+        // sleeper's count and this change must not pass each other.
+        epoch_.fetch_add(1, std::memory_order_seq_cst);
         epoch_.notify_all();
     }
     static void pause() noexcept {
@@ -157,8 +171,9 @@ private:
     unsigned capacity_;
     unsigned spins_;
     std::unique_ptr<team_slot[]> slots_;
-    // Each counter in lines of its own: the waiters read the generation and the epoch in their
-    // spin, while the arrivals write the counter.
+    // Every arrival writes the first line and every wake-up the last. The waiters poll the
+    // middle one, which changes once per barrier (the generation) and at most once per thread
+    // otherwise (a stop, the departures).
     alignas(false_sharing_range) std::atomic<unsigned> arrived_{0};
     alignas(false_sharing_range) std::atomic<unsigned> generation_{0};
     std::atomic<bool> stopped_{false};
@@ -193,7 +208,7 @@ public:
     unsigned size() const noexcept { return size_; }
 
     /// Returns once every thread of the team has called it.
-    void barrier() { state_->barrier(size_, {"ccnuma::team", "barrier"}); }
+    void barrier() { (void)exchange(detail::team_call::barrier, 0, nullptr, 0, {"ccnuma::team", "barrier"}); }
 
     /// The sum of x's elements, each thread folding its part of x's partition (x's schedule for
     /// a team of size() threads: the part it first touched when the team is x's first-touch
@@ -242,21 +257,12 @@ private:
             const auto ev = e.eval();
             detail::static_ranges(n, s, rank_, size_, [&](std::size_t lo, std::size_t hi) { fold(mine, ev, lo, hi); });
         }
-        const std::uint64_t call = calls_++;
-        detail::team_slot& out = state_->slot(call, rank_);
-        out.call = call;
-        out.n = n;
-        out.kind = kind;
-        out.has = mine.value.has_value();
-        if (out.has) std::memcpy(out.value, &*mine.value, sizeof(V));
-        state_->barrier(size_, what);
+        const std::uint64_t call = exchange(kind, n, mine.value ? &*mine.value : nullptr, sizeof(V), what);
         // In thread order, so that every thread, and ccnuma::sum with a team of this size, gets
         // the same bits.
         std::optional<V> result;
         for (unsigned t = 0; t < size_; ++t) {
             const detail::team_slot& in = state_->slot(call, t);
-            if (in.call != call || in.n != n || in.kind != kind)
-                detail::team_call_mismatch(what, rank_, t, n, in.n, in.call == call && in.kind == kind);
             if (!in.has) continue;
             V v;
             std::memcpy(&v, in.value, sizeof(V));
@@ -267,6 +273,26 @@ private:
             detail::throw_std_error(detail::std_error::length_error, what, "the operand is empty", "it needs at least one element");
         }
         return *result;
+    }
+
+    /// One team call: this thread's slot for its next call (what the call is, and `bytes` of
+    /// `value` unless it is null), the team's barrier, and the check that every thread's slot
+    /// holds the same call. Returns the call's number, whose slots the caller may then read.
+    std::uint64_t exchange(detail::team_call kind, std::size_t n, const void* value, std::size_t bytes, detail::operation_name what) {
+        const std::uint64_t call = calls_++;
+        detail::team_slot& out = state_->slot(call, rank_);
+        out.call = call;
+        out.n = n;
+        out.kind = kind;
+        out.has = value != nullptr;
+        if (value != nullptr) std::memcpy(out.value, value, bytes);
+        state_->barrier(size_, what);
+        for (unsigned t = 0; t < size_; ++t) {
+            const detail::team_slot& in = state_->slot(call, t);
+            if (in.call != call || in.n != n || in.kind != kind)
+                detail::team_call_mismatch(what, rank_, t, n, in.n, in.call == call && in.kind == kind);
+        }
+        return call;
     }
 
     detail::team_state* state_;
@@ -295,8 +321,13 @@ void run_parallel(const ccnuma::schedule& s, F& f) {
                             "omp_get_max_threads() before the region");
             f(me);
             state.depart();
-        } catch (const team_stopped&) {
-            // Another thread's exception is the one to rethrow.
+        } catch (const team_stopped& e) {
+            // This team's: another thread's exception is the one to rethrow. An outer team's
+            // (f called a team call of the team around this one) goes on to that team.
+            if (e.team != &state) {
+                carried.keep_current();
+                state.stop();
+            }
         } catch (...) {
             carried.keep_current();
             state.stop();
@@ -327,9 +358,8 @@ void parallel(const ccnuma::schedule& s, F&& f) {
 /// As above, with the team of a placement policy (a container's `policy()`, any policy of
 /// placement.hpp, or ccnuma::policy): the team that first-touched a container placed by it, so
 /// that each thread's part of the container's reductions is the part it placed.
-template <class Policy, class F>
-    requires std::invocable<F&, team&> && (!std::convertible_to<const Policy&, const ccnuma::schedule&>) &&
-             requires(const Policy& p) { detail::schedule_of(p); }
+template <placement_policy Policy, class F>
+    requires std::invocable<F&, team&>
 void parallel(const Policy& placement, F&& f) {
     detail::run_parallel(detail::schedule_of(placement), f);
 }
