@@ -10,8 +10,10 @@
 #include <ccnuma/topology.hpp>
 
 #include <omp.h>
+#include <strings.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <exception>
 #include <limits>
 #include <string>
@@ -177,10 +179,23 @@ void team_call_mismatch(operation_name what, unsigned rank, unsigned other, std:
 }
 
 unsigned team_spins(unsigned size) noexcept {
-    // 20,000 polls with a pause each: 0.36 ms on the Zen 5 VM (18 ns a pause), about 1 ms where
-    // a pause takes 140 cycles (Intel since Skylake). Far longer than threads that reduce equal
-    // parts wait for each other, shorter than libgomp's default spin (300,000 polls).
-    return size <= static_cast<unsigned>(std::max(1, omp_get_num_procs())) ? 20000U : 0U;
+    // OMP_WAIT_POLICY, as both runtimes read it: `passive` waits sleep at once (a hybrid MPI
+    // rank that shares its cores), `active` ones poll until the barrier completes. Read once,
+    // as the runtimes read it at start-up.
+    static const int policy = [] {
+        const char* v = std::getenv("OMP_WAIT_POLICY");
+        if (v == nullptr) return 0;
+        if (strcasecmp(v, "passive") == 0) return -1;
+        if (strcasecmp(v, "active") == 0) return 1;
+        return 0;
+    }();
+    // Never in a team larger than the CPUs, where a polling thread holds a CPU the awaited one
+    // needs. Otherwise 20,000 polls with a pause each: 0.36 ms on the Zen 5 VM (18 ns a pause),
+    // about 1 ms where a pause takes 140 cycles (Intel since Skylake). Far longer than threads
+    // that reduce equal parts wait for each other, shorter than libgomp's default spin (300,000
+    // polls).
+    if (policy < 0 || size > static_cast<unsigned>(std::max(1, omp_get_num_procs()))) return 0U;
+    return policy > 0 ? std::numeric_limits<unsigned>::max() : 20000U;
 }
 
 }  // namespace ccnuma::detail

@@ -181,9 +181,10 @@ private:
     alignas(false_sharing_range) std::atomic<unsigned> epoch_{0};
 };
 
-/// How many times a waiting thread polls before it sleeps: none in a team larger than the CPUs
-/// it may run on, where a spinning thread would hold a CPU the awaited one needs (libgomp
-/// throttles its spinning there too).
+/// How many times a waiting thread of a team of `size` polls before it sleeps: none under
+/// OMP_WAIT_POLICY=passive or in a team larger than the CPUs it may run on (where a polling
+/// thread would hold a CPU the awaited one needs; libgomp throttles its spinning there too), no
+/// limit under OMP_WAIT_POLICY=active, and 20,000 otherwise.
 unsigned team_spins(unsigned size) noexcept;
 
 /// Throws ccnuma::error for a thread whose call differs from the calling thread's.

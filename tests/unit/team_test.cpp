@@ -13,14 +13,17 @@
 #include <gtest/gtest.h>
 #include <omp.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cmath>
 #include <cstddef>
+#include <cstdlib>
 #include <cstring>
 #include <limits>
 #include <mutex>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace {
@@ -364,6 +367,29 @@ TEST(Team, ATeamOfOneAndTeamsInsideAUsersRegion) {
         });
     }
     EXPECT_EQ(right.load(), 2);
+}
+
+// Run by ctest with OMP_WAIT_POLICY unset, passive and active (tests/CMakeLists.txt).
+TEST(TeamWaitPolicyEnvironment, PollsAsOmpWaitPolicySays) {
+    const char* policy = std::getenv("OMP_WAIT_POLICY");
+    const auto procs = static_cast<unsigned>(std::max(1, omp_get_num_procs()));
+    EXPECT_EQ(ccnuma::detail::team_spins(procs + 1), 0U) << "a team larger than the CPUs never polls";
+    if (policy == nullptr)
+        EXPECT_EQ(ccnuma::detail::team_spins(procs), 20000U);
+    else if (std::string_view(policy) == "passive")
+        EXPECT_EQ(ccnuma::detail::team_spins(procs), 0U);
+    else if (std::string_view(policy) == "ACTIVE" || std::string_view(policy) == "active")
+        EXPECT_EQ(ccnuma::detail::team_spins(procs), std::numeric_limits<unsigned>::max());
+    else
+        FAIL() << "OMP_WAIT_POLICY=" << policy << ": this test is run with it unset, passive, active or ACTIVE";
+    // And a team's calls still meet under it.
+    const ccnuma::vector<double> a(10'000, 1.0, ccnuma::first_touch{}.threads(2));
+    std::atomic<int> right{0};
+    ccnuma::parallel(a.policy(), [&](ccnuma::team& team) {
+        for (int it = 0; it < 200; ++it)
+            if (team.sum(a) == 10'000.0) ++right;
+    });
+    EXPECT_EQ(right.load(), 400);
 }
 
 }  // namespace
