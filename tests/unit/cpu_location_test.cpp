@@ -29,7 +29,10 @@ ccnuma::topology load(const std::string& source, const std::string& cpuset = "")
 
 // hwloc-calc's answer, or "error" when it fails or selects nothing.
 std::string hwloc_calc(const std::string& source, const std::string& restrict_mask, const std::string& location) {
-    std::string cmd = std::string(CCNUMA_HWLOC_CALC) + " -i '" + source + "'";
+    // Appended piece by piece: GCC 12's -Warray-bounds misreads `std::string(...) + "..."` once
+    // inlined (GCC bug 105651, fixed in 13).
+    std::string cmd = CCNUMA_HWLOC_CALC;
+    cmd += " -i '" + source + "'";
     if (!restrict_mask.empty()) cmd += " --restrict " + restrict_mask;
     cmd += " --physical-output --intersect pu " + location + " 2>/dev/null";
     FILE* p = popen(cmd.c_str(), "r");
