@@ -403,8 +403,12 @@ constexpr bool nothrow_walk() noexcept {
 /// over 8 doubles took 2,525 instructions a call that way and 2,431 this way (callgrind,
 /// 1 thread), a few percent of a sum over a few hundred KB (issue 35). Our traits number and
 /// count the segments by construction, so nothing needs checking here.
+///
+/// layout_walk checks the range and returns what each thread of a team runs, walk(t, threads,
+/// stopped): par_parts runs it in a team of the owners, a ccnuma::team's thread calls it with its
+/// own rank (thread_parts).
 template <class V, class Visit>
-void layout_parts(const segmented_iterator<V>& by, std::size_t n, Visit&& visit) {
+auto layout_walk(const segmented_iterator<V>& by, std::size_t n, Visit&& visit) {
     const auto* l = segment_access::layout(by);
     const std::size_t i0 = segment_access::position(by);
     // by's own segment holds i0 (a position is never a segment's end); a range to the end of
@@ -413,8 +417,7 @@ void layout_parts(const segmented_iterator<V>& by, std::size_t n, Visit&& visit)
     const std::size_t s0 = segment_access::segment(by).index();
     const std::size_t s_last = i0 + n == l->n ? l->segments - 1 : l->segment_of(i0 + n - 1);
     check_covers(l->owners, l->segments, "ccnuma::par");
-    parallel_team(l->owners, "ccnuma::par",
-                  [l, i0, i_end = i0 + n, s0, s_last, p = partition_of(l->owners),
+    return [l, i0, i_end = i0 + n, s0, s_last, p = partition_of(l->owners),
                    visit = region_copy(visit)](unsigned t, unsigned threads, const auto& stopped) noexcept(
                       noexcept(visit(std::declval<const segment_part<segmented_iterator<V>>&>()))) {
                       bool first = true;
@@ -430,7 +433,7 @@ void layout_parts(const segmented_iterator<V>& by, std::size_t n, Visit&& visit)
                               visit(segment_part<segmented_iterator<V>>{s, a - i0, z - i0, b, b + (z - a)});
                           }
                       });
-                  });
+                  };
 }
 
 /// par_parts by the traits' protocol alone (user segmented iterators): the static schedule of
@@ -442,11 +445,13 @@ void layout_parts(const segmented_iterator<V>& by, std::size_t n, Visit&& visit)
 ///
 /// The traits' index() must number the segments 0, 1, 2, ... in ++ order and owners() must
 /// count every segment the range has elements in: both are checked before any thread starts.
+///
+/// traits_walk checks the range and returns each thread's walk, as layout_walk does. `own`,
+/// by's owners_of, must outlive the walk: a partition is read through a pointer into it.
 template <owned_segmented It, class Visit>
-void traits_parts(const It& by, std::size_t n, Visit&& visit) {
+auto traits_walk(const It& by, std::size_t n, const segment_owners& own, Visit&& visit) {
     using tr = segmented_iterator_traits<It>;
     const It last = at(by, n);
-    const segment_owners own = owners_of(by);
     // The numbering the threads rely on, checked before any of them starts: a walk over the
     // range's segments, as the old table of parts took on every call. s_last: the number of
     // the last segment the range reaches into (last's own, unless last stands at its start; an
@@ -475,8 +480,7 @@ void traits_parts(const It& by, std::size_t n, Visit&& visit) {
     // through user traits; ccnuma's layouts have none) are read through a pointer into `own`,
     // which outlives the region: a read of one line, where a copy in each thread would
     // increment the partition's shared count from every thread.
-    parallel_team(own.schedule, "ccnuma::par",
-                  [by, to = last, s_last, segments = own.segments, chunk = own.schedule.chunk,
+    return [by, to = last, s_last, segments = own.segments, chunk = own.schedule.chunk,
                    p = partition_of(own.schedule), visit = region_copy(visit)](unsigned t, unsigned threads, const auto& stopped) noexcept(
                       nothrow_walk<It>() && noexcept(visit(std::declval<const segment_part<It>&>()))) {
                       const auto sf = tr::segment(by), sl = tr::segment(to);
@@ -502,7 +506,18 @@ void traits_parts(const It& by, std::size_t n, Visit&& visit) {
                               if (at_k + 1 == hi) break;
                           }
                       });
-                  });
+                  };
+}
+
+/// The two walks (n > 0), each in a team of the owners' schedule.
+template <class V, class Visit>
+void layout_parts(const segmented_iterator<V>& by, std::size_t n, Visit&& visit) {
+    parallel_team(segment_access::layout(by)->owners, "ccnuma::par", layout_walk(by, n, std::forward<Visit>(visit)));
+}
+template <owned_segmented It, class Visit>
+void traits_parts(const It& by, std::size_t n, Visit&& visit) {
+    const segment_owners own = owners_of(by);
+    parallel_team(own.schedule, "ccnuma::par", traits_walk(by, n, own, std::forward<Visit>(visit)));
 }
 
 /// visit(part) for each segment_part of the positions [0, n) after `by`, on the thread that owns
@@ -515,6 +530,22 @@ void par_parts(const It& by, std::size_t n, Visit&& visit) {
         layout_parts(by, n, std::forward<Visit>(visit));
     else
         traits_parts(by, n, std::forward<Visit>(visit));
+}
+
+/// visit(part) for each segment_part of the positions [0, n) after `by` whose segment falls to
+/// thread t of a team of `threads` by the owners' schedule (the segments it placed, when it is a
+/// thread of the team that placed them), on the calling thread: a ccnuma::team thread's share of
+/// what par_parts spreads over a team of its own.
+template <owned_segmented It, class Visit>
+void thread_parts(const It& by, std::size_t n, unsigned t, unsigned threads, Visit&& visit) {
+    if (n == 0) return;
+    const auto never = [] { return false; };
+    if constexpr (layout_iterator<It>) {
+        layout_walk(by, n, std::forward<Visit>(visit))(t, threads, never);
+    } else {
+        const segment_owners own = owners_of(by);
+        traits_walk(by, n, own, std::forward<Visit>(visit))(t, threads, never);
+    }
 }
 
 /// piece(s, d0, d1) for each part [d0, d1) of the positions [0, n) after `by` that lies in
@@ -902,21 +933,29 @@ T fold(It first, It last, T init, Op op) {
     }
 }
 
+/// Whether fold_part cannot throw.
+template <class Fold, class It, class T, class Op>
+inline constexpr bool nothrow_fold_part = std::is_same_v<Fold, by_reduce> && lane_reducible<typename segment_part<It>::local, T, Op>;
+
+/// One segment's part (not empty) folded over its segment's local range, as the sequential fold
+/// does: par::reduce's and par::accumulate's parts, and a ccnuma::team thread's.
+template <class Fold, class T, class It, class Op>
+T fold_part(const segment_part<It>& p, const Op& op) noexcept(nothrow_fold_part<Fold, It, T, Op>) {
+    // A plain sum starts each part from the identity, so that lane_sum reads the segment from
+    // its (aligned) beginning.
+    if constexpr (std::is_same_v<Fold, by_reduce> && plain_sum<T, std::iter_value_t<It>, Op>)
+        return Fold::run(p.b, p.e, sum_identity<T>(), op);
+    else
+        return Fold::run(std::next(p.b), p.e, T(*p.b), op);
+}
+
 /// fold, each segment's part on its owner, the parts combined with init in segment order.
 template <class Fold, class It, class T, class Op>
 T par_fold(It first, It last, T init, Op op) {
     if constexpr (par_ready<It>) {
-        // Each part folded over its segment's local range, as the sequential fold does.
         return fold_segments(first, static_cast<std::size_t>(last - first), std::move(init), op,
-                             [&op](const segment_part<It>& p) noexcept(
-                                 std::is_same_v<Fold, by_reduce> &&
-                                 lane_reducible<typename segment_part<It>::local, T, Op>) {
-                                 // A plain sum starts each part from the identity, so that
-                                 // lane_sum reads the segment from its (aligned) beginning.
-                                 if constexpr (std::is_same_v<Fold, by_reduce> && plain_sum<T, std::iter_value_t<It>, Op>)
-                                     return Fold::run(p.b, p.e, sum_identity<T>(), op);
-                                 else
-                                     return Fold::run(std::next(p.b), p.e, T(*p.b), op);
+                             [&op](const segment_part<It>& p) noexcept(nothrow_fold_part<Fold, It, T, Op>) {
+                                 return fold_part<Fold, T>(p, op);
                              });
     } else
         return fold<Fold>(first, last, std::move(init), std::move(op));

@@ -32,6 +32,7 @@
 /// and worksharing constructs inside the function have no such exit: a thread that throws past
 /// one of those leaves the others waiting, as in any OpenMP program.
 
+#include <ccnuma/algorithm.hpp>
 #include <ccnuma/detail/expression.hpp>
 #include <ccnuma/detail/parallel.hpp>
 #include <ccnuma/detail/reduce.hpp>
@@ -61,7 +62,7 @@ class team;
 namespace detail {
 
 /// What a team call is, so that a thread can tell another thread's call from its own.
-enum class team_call : std::uint32_t { sum, min, max, barrier };
+enum class team_call : std::uint32_t { sum, min, max, reduce, accumulate, barrier };
 
 /// One thread's part of one team call: what the call was and, for a reduction, its partial
 /// result. Every team call writes one, barriers included, so that the n-th call of every thread
@@ -240,6 +241,33 @@ public:
         return sqrt(sum(x * x));
     }
 
+    /// par::reduce in the team, over a range of a seg_array (or of any segmented iterator whose
+    /// traits give its segments' owners): each thread folds the parts of the segments that fall
+    /// to its rank by the owners' schedule (the segments it placed, when this is the team that
+    /// placed them), and every thread combines init with the threads' results in thread order,
+    /// so that all threads return the same bits. op must be associative and commutative, as for
+    /// std::reduce. Where each thread's part is one segment and the segments fall in thread order
+    /// (a seg_array's default layout, in a team of its schedule()), the bits are par::reduce's.
+    ///
+    ///     ccnuma::seg_array<double> a(n, 1.0);
+    ///     ccnuma::parallel(a.schedule(), [&](ccnuma::team& team) {
+    ///         const double s = team.reduce(a.begin(), a.end(), 0.0);   // each thread its segment
+    ///     });
+    template <class It, class T = std::iter_value_t<It>, class Op = std::plus<>>
+        requires detail::par_ready<It>
+    T reduce(It first, It last, T init = T{}, Op op = {}) {
+        return fold_parts<detail::by_reduce>(first, last, std::move(init), op, detail::team_call::reduce, {"ccnuma::team", "reduce"});
+    }
+    /// par::accumulate in the team: a left fold within each segment's part and across the
+    /// threads' results in thread order, so op need be associative only. The bits are
+    /// par::accumulate's under the condition given for reduce.
+    template <class It, class T, class Op = std::plus<>>
+        requires detail::par_ready<It>
+    T accumulate(It first, It last, T init, Op op = {}) {
+        return fold_parts<detail::by_accumulate>(first, last, std::move(init), op, detail::team_call::accumulate,
+                                                 {"ccnuma::team", "accumulate"});
+    }
+
 private:
     template <class F>
     friend void detail::run_parallel(const ccnuma::schedule& s, F& f);
@@ -274,6 +302,29 @@ private:
             detail::throw_std_error(detail::std_error::length_error, what, "the operand is empty", "it needs at least one element");
         }
         return *result;
+    }
+
+    /// reduce and accumulate: this thread's parts folded in segment order, the threads' results
+    /// combined with init in thread order.
+    template <class Fold, class It, class T, class Op>
+    T fold_parts(const It& first, const It& last, T init, const Op& op, detail::team_call kind, detail::operation_name what) {
+        static_assert(detail::team_reducible<T>,
+                      "ccnuma::team's reductions carry a value between threads as bytes: a trivially copyable type of at most 64 bytes");
+        const auto n = static_cast<std::size_t>(last - first);
+        padded<std::optional<T>> mine;
+        detail::thread_parts(first, n, rank_, size_, [&](const detail::segment_part<It>& p) {
+            T v = detail::fold_part<Fold, T>(p, op);
+            mine.value = mine.value ? op(std::move(*mine.value), std::move(v)) : std::move(v);
+        });
+        const std::uint64_t call = exchange(kind, n, mine.value ? &*mine.value : nullptr, sizeof(T), what);
+        for (unsigned t = 0; t < size_; ++t) {
+            const detail::team_slot& in = state_->slot(call, t);
+            if (!in.has) continue;
+            T v;
+            std::memcpy(&v, in.value, sizeof(T));
+            init = op(std::move(init), std::move(v));
+        }
+        return init;
     }
 
     /// One team call: this thread's slot for its next call (what the call is, and `bytes` of

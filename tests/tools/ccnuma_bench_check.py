@@ -195,13 +195,14 @@ def kernel_test(binary, kernel, extra):
             variants = {r["variant"] for r in rows}
             check({"expert omp simd reduction", "expert 4-accumulator vector sum", "expert one region, omp for reduction"} <= variants,
                   "expert sums: %s" % variants)
-            check("ccnuma::team::sum, one region" in variants, "the team's sum: %s" % variants)
+            check({"ccnuma::team::sum, one region", "seg_array team::reduce, one region"} <= variants, "the team's sums: %s" % variants)
             # The reference row explains the others and competes with none: no ratio of its own
             # to the baselines, and no baseline of ccnuma's ratios (issue 35).
             for r in rows:
                 if r["variant"] == "lane_sum per thread, no team reduction":
                     check("vs_best=" not in r["counters"] and "vs_expert=" not in r["counters"], "the reference row is not rated: %r" % r)
-                if r["variant"] in ("ccnuma::sum(ccnuma::vector)", "ccnuma::team::sum, one region"):
+                if r["variant"] in ("ccnuma::sum(ccnuma::vector)", "ccnuma::team::sum, one region", "seg_array par::reduce",
+                                    "seg_array team::reduce, one region"):
                     check("vs_expert=" in r["counters"], "ccnuma's sums are rated: %r" % r)
             notes = [l for l in out.splitlines() if l.startswith("# sum n = ") and "ccnuma::sum(ccnuma::vector); " in l]
             check(notes and all("no team reduction" not in l for l in notes), "no ratio over the reference row: %s" % notes)

@@ -1,9 +1,11 @@
 // ccnuma::parallel and ccnuma::team: the team's reductions give every thread the bits of
-// ccnuma::sum with a team of that size, each thread reads exactly the part of the operand that
+// ccnuma::sum with a team of that size (and over a seg_array, of par::reduce and par::accumulate), each thread reads exactly the part of the operand that
 // the runtime's own static loop gives it (or its partition's part), calls repeat in one region
 // without a second barrier going wrong, and a broken rule (a thread that throws, returns early,
 // or makes another call) ends in an exception on the calling thread, never in a hang or a sum.
 
+#include <ccnuma/algorithm.hpp>
+#include <ccnuma/seg_array.hpp>
 #include <ccnuma/team.hpp>
 #include <ccnuma/vector.hpp>
 
@@ -368,6 +370,139 @@ TEST(Team, ATeamOfOneAndTeamsInsideAUsersRegion) {
     }
     EXPECT_EQ(right.load(), 2);
 }
+
+// ---- reduce and accumulate over a seg_array ------------------------------------------------
+
+using seg_t = ccnuma::seg_array<double>;
+
+// Each thread's reduce and accumulate of a whole seg_array and of a subrange that starts and
+// ends inside segments, in the team of the array's schedule.
+TEST(Team, ReduceAndAccumulateOverASegArrayAreParReducesAndParAccumulatesBits) {
+    constexpr std::size_t n = 100'003;
+    for (unsigned threads : {1U, 2U, 3U, 4U}) {
+        const seg_t a(n, [](std::size_t i) { return value(i); }, ccnuma::seg::per_thread, ccnuma::pad::page,
+                      ccnuma::first_touch{}.threads(threads));
+        ASSERT_EQ(a.segment_count(), threads);
+        const auto inner_first = a.begin() + 13, inner_last = a.end() - 7;
+        struct results {
+            double all, inner, max, acc, inner_acc;
+        };
+        by_rank<results> r;
+        const auto larger = [](double x, double y) { return x < y ? y : x; };
+        ccnuma::parallel(a.schedule(), [&](ccnuma::team& team) {
+            r.put(team.rank(), {team.reduce(a.begin(), a.end(), 0.5), team.reduce(inner_first, inner_last),
+                                team.reduce(a.begin(), a.end(), -1e300, larger), team.accumulate(a.begin(), a.end(), 0.25),
+                                team.accumulate(inner_first, inner_last, 0.0)});
+        });
+        SCOPED_TRACE("team of " + std::to_string(threads));
+        ASSERT_EQ(r.got.size(), threads);
+        for (const auto& x : r.got) {
+            EXPECT_EQ(bits(x.all), bits(ccnuma::par::reduce(a.begin(), a.end(), 0.5)));
+            EXPECT_EQ(bits(x.inner), bits(ccnuma::par::reduce(inner_first, inner_last)));
+            EXPECT_EQ(bits(x.max), bits(ccnuma::par::reduce(a.begin(), a.end(), -1e300, larger)));
+            EXPECT_EQ(bits(x.acc), bits(ccnuma::par::accumulate(a.begin(), a.end(), 0.25)));
+            EXPECT_EQ(bits(x.inner_acc), bits(ccnuma::par::accumulate(inner_first, inner_last, 0.0)));
+        }
+        double serial = 0.5;
+        for (std::size_t i = 0; i < n; ++i) serial += value(i);
+        EXPECT_NEAR(r.got[0].all, serial, 1e-12 * std::abs(serial) + 1e-12);
+        EXPECT_EQ(r.got[0].max, *std::max_element(a.begin(), a.end()));
+    }
+}
+
+// An element that records which thread folded it into a partial result. Partial results carry
+// no index, so that only elements are recorded, each by the thread whose part holds it.
+struct traced {
+    double x = 0;
+    std::size_t index = std::numeric_limits<std::size_t>::max();
+};
+struct tracing_plus {
+    std::vector<int>* readers;
+    traced operator()(const traced& l, const traced& r) const {
+        for (const traced* e : {&l, &r})
+            if (e->index != std::numeric_limits<std::size_t>::max()) (*readers)[e->index] = omp_get_thread_num();
+        return {l.x + r.x};
+    }
+};
+
+// Thread t folds the segments that the static schedule of the array's segments gives it in a
+// team of this size: its own segments in the team that placed the array, the owners' split
+// over the team in another.
+TEST(Team, EachThreadFoldsTheSegmentsItsRankGetsByTheOwnersSchedule) {
+    constexpr std::size_t n = 40'009;
+    using arr = ccnuma::seg_array<traced>;
+    for (unsigned placed_by : {3U, 4U})
+        for (unsigned team_size : {placed_by, 2U}) {
+            const arr a(n, [](std::size_t i) { return traced{1.0, i}; }, ccnuma::seg::per_thread, ccnuma::pad::page,
+                        ccnuma::first_touch{}.threads(placed_by));
+            std::vector<int> readers(n, -1);
+            by_rank<double> r;
+            ccnuma::parallel(ccnuma::schedule{.threads = team_size}, [&](ccnuma::team& team) {
+                r.put(team.rank(), team.reduce(a.begin(), a.end(), traced{}, tracing_plus{&readers}).x);
+            });
+            SCOPED_TRACE("placed by " + std::to_string(placed_by) + ", team of " + std::to_string(team_size));
+            ASSERT_EQ(r.got.size(), team_size);
+            for (double s : r.got) EXPECT_EQ(s, static_cast<double>(n));
+            // Segment g falls to thread t by schedule(static) over the segments in a team of
+            // team_size: the runtime's own loop says which.
+            const auto segment_owner = test_support::static_owners(a.segment_count(), team_size);
+            std::size_t at = 0;
+            for (std::size_t g = 0; g < a.segment_count(); ++g)
+                for (std::size_t i = 0; i < a.segment_size(g); ++i, ++at)
+                    ASSERT_EQ(readers[at], segment_owner[g]) << "element " << at << " of segment " << g;
+            ASSERT_EQ(at, n);
+        }
+}
+
+TEST(Team, ReduceCallsThatDifferOrThrowAreErrorsNotHangs) {
+    const seg_t a(10'000, 1.0, ccnuma::seg::per_thread, ccnuma::pad::page, ccnuma::first_touch{}.threads(2));
+    const ccnuma::vector<double> v(10'000, 1.0, ccnuma::first_touch{}.threads(2));
+    // Ranges of another size on each thread.
+    try {
+        ccnuma::parallel(a.schedule(), [&](ccnuma::team& team) { (void)team.reduce(a.begin(), a.end() - team.rank()); });
+        ADD_FAILURE() << "no error";
+    } catch (const ccnuma::error& e) {
+        // Each thread finds the other's call different; whichever threw first is rethrown.
+        const std::string_view m = e.what();
+        EXPECT_TRUE(m.find("thread 0 reduces 10000 elements and thread 1 9999") != m.npos ||
+                    m.find("thread 1 reduces 9999 elements and thread 0 10000") != m.npos)
+            << m;
+    }
+    // A reduce against a sum of the same size.
+    try {
+        ccnuma::parallel(a.schedule(), [&](ccnuma::team& team) {
+            if (team.rank() == 0)
+                (void)team.reduce(a.begin(), a.end());
+            else
+                (void)team.sum(v);
+        });
+        ADD_FAILURE() << "no error";
+    } catch (const ccnuma::error& e) {
+        EXPECT_NE(std::string_view(e.what()).find("made another call"), std::string_view::npos) << e.what();
+    }
+    // An op that throws on one thread: the other is released, the exception rethrown.
+    const auto throwing = [](double x, double y) {
+        if (omp_get_thread_num() == 1) throw std::runtime_error("op");
+        return x + y;
+    };
+    EXPECT_THROW(ccnuma::parallel(a.schedule(), [&](ccnuma::team& team) { (void)team.reduce(a.begin(), a.end(), 0.0, throwing); }),
+                 std::runtime_error);
+    // The empty range: init on every thread.
+    by_rank<double> r;
+    ccnuma::parallel(a.schedule(), [&](ccnuma::team& team) { r.put(team.rank(), team.reduce(a.begin(), a.begin(), 4.0)); });
+    ASSERT_EQ(r.got.size(), 2U);
+    EXPECT_EQ(r.got[0], 4.0);
+    EXPECT_EQ(r.got[1], 4.0);
+}
+
+// reduce and accumulate take ranges whose segments have owners: a seg_array's, not a plain
+// pointer's or a std::vector's (ccnuma::team::sum takes those, as vectors and views).
+template <class It>
+concept team_reduces = requires(ccnuma::team& t, It i) { t.reduce(i, i, 0.0); };
+static_assert(team_reduces<seg_t::iterator>);
+static_assert(team_reduces<seg_t::const_iterator>);
+static_assert(!team_reduces<double*>);
+static_assert(!team_reduces<std::vector<double>::iterator>);
 
 // Run by ctest with OMP_WAIT_POLICY unset, passive and active (tests/CMakeLists.txt).
 TEST(TeamWaitPolicyEnvironment, PollsAsOmpWaitPolicySays) {

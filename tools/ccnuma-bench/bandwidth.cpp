@@ -556,6 +556,21 @@ __attribute__((noinline)) double sum_team(const cvec& a, std::size_t sweeps) {
     return s;
 }
 
+// par::reduce in the same one-region structure: one ccnuma::parallel region of the seg_array's
+// team for all the sweeps, each sweep a team reduce, each thread folding its own segment.
+__attribute__((noinline)) double sum_seg_team(const seg_t& a, std::size_t sweeps) {
+    double s = 0;
+    ccnuma::parallel(a.schedule(), [&](ccnuma::team& team) {
+        double mine = 0;
+        for (std::size_t k = 0; k < sweeps; ++k) {
+            mine = team.reduce(a.begin(), a.end(), 0.0);
+            escape(&mine);
+        }
+        if (team.rank() == 0) s = mine;
+    });
+    return s;
+}
+
 }  // namespace
 
 void sum(const options& o, report& out) {
@@ -576,7 +591,7 @@ void sum(const options& o, report& out) {
             seg_t sb(n, [](std::size_t i) { return value(i, 1); });
             double expected = 0;
             for (std::size_t i = 0; i < n; ++i) expected += value(i, 1);
-            std::vector<double> got(8, 0.0);
+            std::vector<double> got(9, 0.0);
             std::vector<variant> v{
                 timed("expert omp simd reduction", [&](std::size_t k) { got[0] = expert::sum_simd(rb.get(), n, k); }),
                 timed("expert 4-accumulator vector sum", [&](std::size_t k) { got[1] = expert::sum_unrolled(rb.get(), n, k); }),
@@ -589,18 +604,20 @@ void sum(const options& o, report& out) {
                 }),
                 timed("ccnuma::team::sum, one region", [&](std::size_t k) { got[4] = sum_team(vb, k); }),
                 timed("seg_array par::reduce", [&](std::size_t k) { got[5] = sum_seg_par(sb, k); }),
-                timed("seg_array flat std::reduce", [&](std::size_t k) { got[6] = sum_seg_flat(sb, k); }),
-                timed("lane_sum per thread, no team reduction", [&](std::size_t k) { got[7] = sum_unreduced(vb, k); })};
+                timed("seg_array team::reduce, one region", [&](std::size_t k) { got[6] = sum_seg_team(sb, k); }),
+                timed("seg_array flat std::reduce", [&](std::size_t k) { got[7] = sum_seg_flat(sb, k); }),
+                timed("lane_sum per thread, no team reduction", [&](std::size_t k) { got[8] = sum_unreduced(vb, k); })};
             // The rows that run all their sweeps in one region: no fork in their figure.
-            constexpr std::size_t one_region_expert = 2, team_row = 4, reference_row = 7;
-            std::vector<row_role> roles{{true, {}}, {true, {}}, {true, {}}, {false, {}}, {false, {}}, {false, {}}, {false, {}}, {}};
+            constexpr std::size_t one_region_expert = 2, team_row = 4, seg_team_row = 6, reference_row = 8;
+            std::vector<row_role> roles{{true, {}},  {true, {}},  {true, {}},  {false, {}}, {false, {}},
+                                        {false, {}}, {false, {}}, {false, {}}, {}};
             roles[reference_row].reference = true;
-            constexpr std::size_t own = 8;
+            constexpr std::size_t own = 9;
             if (fresh) {
                 for (std::size_t k = 0; k < 3; ++k) v[k].fresh = [&] { rb = raw_values(n, 1); };
                 for (std::size_t k : {std::size_t{3}, team_row, reference_row})
                     v[k].fresh = [&] { vb = cvec(n, [](std::size_t i) { return value(i, 1); }, policy); };
-                for (std::size_t k = 5; k < 7; ++k) v[k].fresh = [&] { sb = seg_t(n, [](std::size_t i) { return value(i, 1); }); };
+                for (std::size_t k = 5; k < 8; ++k) v[k].fresh = [&] { sb = seg_t(n, [](std::size_t i) { return value(i, 1); }); };
             }
             std::vector<peers::ran> peer_n(likwid.size(), {n, {}});
             for (std::size_t k = 0; k < likwid.size(); ++k) {
@@ -616,7 +633,8 @@ void sum(const options& o, report& out) {
                 const std::size_t ran = k < own ? n : peer_n[k - own].n;
                 const double nn = static_cast<double>(ran);
                 rs.push_back(bandwidth("sum", v[k].name, ran, t, m, k, 8 * nn, 8 * nn, nn));
-                if (k == one_region_expert || k == team_row || k == reference_row) rs.back().forks_per_sweep = false;
+                if (k == one_region_expert || k == team_row || k == seg_team_row || k == reference_row)
+                    rs.back().forks_per_sweep = false;
                 if (k >= own) roles[k].comparable = peer_row(rs.back(), n, out, where);
             }
             note_peer_threads(rs, own, peer_n, t, out, where);

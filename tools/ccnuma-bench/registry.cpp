@@ -32,9 +32,9 @@ const std::array<kernel, 12> table{{
      stream, n_counts::elements_per_array, takes::peers | takes::arrays, 5, {}, {}, {}},
     {"sum",
      "array summation: ccnuma::sum, ccnuma::team::sum in one region, seg_array\n"
-     "par::reduce and flat std::reduce against the expert omp simd, 4-accumulator and\n"
-     "one-region sums; lane_sum per thread with no team reduction, as likwid-bench sums\n"
-     "(--peers: likwid-bench sum_*)",
+     "par::reduce, team::reduce in one region and flat std::reduce against the expert\n"
+     "omp simd, 4-accumulator and one-region sums; lane_sum per thread with no team\n"
+     "reduction, as likwid-bench sums (--peers: likwid-bench sum_*)",
      sum, n_counts::elements_per_array, takes::peers | takes::arrays, 5, {}, {}, {}},
     {"placement",
      "the same compiled triad and sum on 9 placements of the arrays, one store mode\n"
