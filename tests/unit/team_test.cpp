@@ -495,6 +495,22 @@ TEST(Team, ReduceCallsThatDifferOrThrowAreErrorsNotHangs) {
     EXPECT_EQ(r.got[1], 4.0);
 }
 
+// An orphaned `omp for` inside the function binds to the team (docs/team.md): each iteration
+// runs on the thread that the runtime's static schedule gives it in a team of this size.
+TEST(Team, AnOrphanedOmpForInsideTheFunctionSharesItsIterationsOverTheTeam) {
+    constexpr std::size_t n = 1000;
+    std::vector<int> ran(n, -1);
+    std::atomic<unsigned> sizes{0};
+    ccnuma::parallel(ccnuma::schedule{.threads = 2}, [&](ccnuma::team& team) {
+        sizes += team.size();
+#pragma omp for schedule(static)
+        for (std::size_t i = 0; i < n; ++i) ran[i] = omp_get_thread_num();
+        team.barrier();
+    });
+    ASSERT_EQ(sizes.load(), 4U);
+    EXPECT_EQ(ran, test_support::static_owners(n, 2));
+}
+
 // reduce and accumulate take ranges whose segments have owners: a seg_array's, not a plain
 // pointer's or a std::vector's (ccnuma::team::sum takes those, as vectors and views).
 template <class It>
