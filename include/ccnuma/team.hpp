@@ -33,6 +33,7 @@
 /// one of those leaves the others waiting, as in any OpenMP program.
 
 #include <ccnuma/algorithm.hpp>
+#include <ccnuma/detail/evaluate.hpp>
 #include <ccnuma/detail/expression.hpp>
 #include <ccnuma/detail/parallel.hpp>
 #include <ccnuma/detail/reduce.hpp>
@@ -54,6 +55,7 @@
 #include <optional>
 #include <type_traits>
 #include <utility>
+#include <vector>
 
 namespace ccnuma {
 
@@ -62,7 +64,7 @@ class team;
 namespace detail {
 
 /// What a team call is, so that a thread can tell another thread's call from its own.
-enum class team_call : std::uint32_t { sum, min, max, reduce, accumulate, barrier };
+enum class team_call : std::uint32_t { sum, min, max, reduce, accumulate, assign, barrier };
 
 /// One thread's part of one team call: what the call was and, for a reduction, its partial
 /// result. Every team call writes one, barriers included, so that the n-th call of every thread
@@ -239,6 +241,69 @@ public:
     auto norm2(const X& x) {
         using std::sqrt;
         return sqrt(sum(x * x));
+    }
+
+    /// dst = x in the team: each thread writes its part of dst's partition (the part it first
+    /// touched, when this is dst's first-touch team) with the stores dst.store_mode() chooses, as
+    /// vector assignment writes them, and the call returns once every thread's part is written
+    /// (the team's barrier), so that any thread may then read any element. dst is a
+    /// ccnuma::vector or a vector_view; x an expression, a vector or view, or a scalar. An x
+    /// that overlaps dst other than element for element (a view shifted by k) is read whole
+    /// before any element is written, at the cost of one more barrier. Throws std::length_error
+    /// (on every thread) for an x of another size.
+    ///
+    ///     ccnuma::parallel(a.policy(), [&](ccnuma::team& team) {
+    ///         for (int step = 0; step < steps; ++step) team.assign(a, b + s * c);
+    ///     });
+    template <class D, class X, class V = typename std::remove_cvref_t<D>::value_type>
+        requires requires(D& d) {
+            { d.data() } -> std::same_as<V*>;
+            { d.store_mode() } -> std::same_as<ccnuma::stores>;
+            detail::node_of(d);
+        } && (detail::operand<X> || std::is_convertible_v<const X&, V>)
+    void assign(D&& dst, const X& x) {
+        using T = V;
+        const detail::operation_name what{"ccnuma::team", "assign"};
+        // The destination's schedule through its leaf, by reference: a copy of a partition in
+        // every thread would count its shared bounds up and down from every thread.
+        const auto d = detail::node_of(dst);
+        const ccnuma::schedule& s = d.placed_by() ? *d.placed_by() : detail::static_schedule;
+        const auto e = detail::operand_node(x);
+        using Node = std::remove_const_t<decltype(e)>;
+        T* const out = dst.data();
+        const std::size_t n = dst.size();
+        detail::check_assign_size(e, n, what);
+        detail::check_covers(s, n, what);
+        const auto [aliases, shifted] = detail::overlap_of(out, n, e);
+        const auto ev = e.eval();
+        if (shifted) {
+            // This thread's elements, read before any thread writes.
+            std::vector<T> mine;
+            if (s.partition.empty()) mine.reserve(detail::static_count(n, s.chunk, rank_, size_));
+            detail::static_ranges(n, s, rank_, size_, [&](std::size_t lo, std::size_t hi) {
+                for (std::size_t i = lo; i < hi; ++i) mine.push_back(ev[i]);
+            });
+            barrier();
+            std::size_t k = 0;
+            detail::static_ranges(n, s, rank_, size_, [&](std::size_t lo, std::size_t hi) {
+                for (std::size_t i = lo; i < hi; ++i) out[i] = std::move(mine[k++]);
+            });
+        } else if (Node::nothrow && detail::streams_write<T>(n, detail::operand_bytes(e), dst.store_mode(), aliases)) {
+            if constexpr (detail::streamable<T> && Node::nothrow)
+                detail::static_ranges(n, s, rank_, size_, [&](std::size_t lo, std::size_t hi) {
+                    detail::stream_range(out, lo, hi, [ev](std::size_t i) noexcept { return ev[i]; });
+                });
+        } else {
+            detail::static_ranges(n, s, rank_, size_, [&](std::size_t lo, std::size_t hi) {
+                if constexpr (Node::nothrow && std::is_nothrow_copy_assignable_v<T>) {
+                    CCNUMA_DETAIL_ELEMENTWISE_SIMD
+                    for (std::size_t i = lo; i < hi; ++i) out[i] = ev[i];
+                } else {
+                    for (std::size_t i = lo; i < hi; ++i) out[i] = ev[i];
+                }
+            });
+        }
+        (void)exchange(detail::team_call::assign, n, nullptr, 0, what);
     }
 
     /// par::reduce in the team, over a range of a seg_array (or of any segmented iterator whose

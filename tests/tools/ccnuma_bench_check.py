@@ -172,6 +172,10 @@ def kernel_test(binary, kernel, extra):
         if kernel == "stream":
             check("Best Rate MB/s" in out, "stream prints STREAM's table")
         if kernel == "triad":
+            check("ccnuma::team::assign, one region" in {r["variant"] for r in rows}, "the team's triad row")
+            for r in rows:
+                if r["variant"] == "ccnuma::team::assign, one region":
+                    check("vs_best=" in r["counters"] and "fork/join-bound" not in r["counters"], "the team's triad is rated and forks once: %r" % r)
             # The calibration note: per team size, every n with its paired interval and verdict;
             # with fewer than 9 pairs (this run has 2) no verdict and no recommendation.
             import re

@@ -8,6 +8,7 @@
 #include <ccnuma/seg_array.hpp>
 #include <ccnuma/team.hpp>
 #include <ccnuma/vector.hpp>
+#include <ccnuma/vector_view.hpp>
 
 #include "../support/quiet_diagnostics.hpp"
 #include "../support/static_owners.hpp"
@@ -370,6 +371,119 @@ TEST(Team, ATeamOfOneAndTeamsInsideAUsersRegion) {
     }
     EXPECT_EQ(right.load(), 2);
 }
+
+// ---- assign ----------------------------------------------------------------------------------
+
+// team.assign writes what vector assignment writes, with either store mode, whatever the
+// team's size and the destination's schedule.
+TEST(Team, AssignWritesWhatVectorAssignmentWrites) {
+    constexpr std::size_t n = 50'021;
+    for (unsigned threads : {1U, 2U, 3U, 4U})
+        for (ccnuma::stores mode : {ccnuma::stores::regular, ccnuma::stores::streaming, ccnuma::stores::automatic}) {
+            const auto policy = ccnuma::first_touch{}.threads(threads);
+            const ccnuma::vector<double> b(n, [](std::size_t i) { return value(i); }, policy);
+            const ccnuma::vector<double> c(n, [](std::size_t i) { return value(i + 5); }, policy);
+            ccnuma::vector<double> a(n, 0.0, policy), expected(n, 0.0, policy);
+            a.set_store_mode(mode);
+            expected = b + 3.0 * c;
+            ccnuma::parallel(policy, [&](ccnuma::team& team) {
+                team.assign(a, b + 3.0 * c);
+                // Every thread reads every element after the call: the barrier is in it.
+                for (std::size_t i = 0; i < n; i += 997)
+                    if (bits(a[i]) != bits(expected[i])) ADD_FAILURE() << "thread " << team.rank() << " reads a[" << i << "] early";
+                team.barrier();  // before the next assign overwrites what the others read
+                team.assign(a, a * 2.0);  // the destination as its own operand, element for element
+                team.assign(ccnuma::view(a.data() + 100, 1000), 7.0);
+            });
+            SCOPED_TRACE("team of " + std::to_string(threads) + ", stores " + std::to_string(static_cast<int>(mode)));
+            for (std::size_t i = 0; i < n; ++i) {
+                const double want = i >= 100 && i < 1100 ? 7.0 : expected[i] * 2.0;
+                ASSERT_EQ(bits(a[i]), bits(want)) << "element " << i;
+            }
+        }
+}
+
+// An element whose assignment records the thread that wrote it.
+struct written {
+    double x = 0;
+    std::size_t index = 0;
+    static std::vector<int>* by;
+    written() = default;
+    written(double v, std::size_t i) : x(v), index(i) {}
+    written(const written&) = default;
+    written& operator=(const written& r) {
+        x = r.x;
+        index = r.index;
+        if (by != nullptr) (*by)[r.index] = omp_get_thread_num();
+        return *this;
+    }
+};
+std::vector<int>* written::by = nullptr;
+
+TEST(Team, AssignWritesEachElementOnTheThreadThatPlacedIt) {
+    constexpr std::size_t n = 30'011;
+    for (std::size_t chunk : {std::size_t{0}, std::size_t{1000}}) {
+        const auto policy = ccnuma::first_touch{}.threads(3).chunk(chunk);
+        const ccnuma::vector<written> src(n, [](std::size_t i) { return written{1.0, i}; }, policy);
+        ccnuma::vector<written> dst(n, written{}, policy);
+        std::vector<int> by(n, -1);
+        written::by = &by;
+        ccnuma::parallel(policy, [&](ccnuma::team& team) { team.assign(dst, src); });
+        written::by = nullptr;
+        SCOPED_TRACE("chunk " + std::to_string(chunk));
+        EXPECT_EQ(by, test_support::static_owners(n, 3, chunk));
+    }
+    const auto parts = ccnuma::partition(std::vector<std::size_t>{0, 10, 25'000, n});
+    const auto policy = ccnuma::first_touch{}.partition(parts);
+    const ccnuma::vector<written> src(n, [](std::size_t i) { return written{1.0, i}; }, policy);
+    ccnuma::vector<written> dst(n, written{}, policy);
+    std::vector<int> by(n, -1);
+    written::by = &by;
+    ccnuma::parallel(policy, [&](ccnuma::team& team) { team.assign(dst, src); });
+    written::by = nullptr;
+    for (std::size_t i = 0; i < n; ++i) ASSERT_EQ(by[i], static_cast<int>(parts.owner(i))) << "element " << i;
+}
+
+// An operand that overlaps the destination shifted is read whole before anything is written:
+// y[i + 1] = y[i] moves every element, as the serial loop over a copy would.
+TEST(Team, AssignFromAShiftedViewOfItselfReadsBeforeItWrites) {
+    constexpr std::size_t n = 20'000;
+    for (unsigned threads : {1U, 2U, 3U}) {
+        ccnuma::vector<double> y(n, [](std::size_t i) { return static_cast<double>(i); }, ccnuma::first_touch{}.threads(threads));
+        ccnuma::parallel(ccnuma::schedule{.threads = threads}, [&](ccnuma::team& team) {
+            team.assign(ccnuma::view(y.data() + 1, n - 1), ccnuma::view(y.data(), n - 1) + 0.5);
+        });
+        SCOPED_TRACE("team of " + std::to_string(threads));
+        EXPECT_EQ(y[0], 0.0);
+        for (std::size_t i = 1; i < n; ++i) ASSERT_EQ(y[i], static_cast<double>(i - 1) + 0.5) << "element " << i;
+    }
+}
+
+TEST(Team, AssignOfAnotherSizeOrAgainstAnotherCallIsAnError) {
+    ccnuma::vector<double> a(1000, 0.0), b(999, 1.0);
+    EXPECT_THROW(ccnuma::parallel(ccnuma::schedule{.threads = 2}, [&](ccnuma::team& team) { team.assign(a, b); }), std::length_error);
+    try {
+        ccnuma::parallel(ccnuma::schedule{.threads = 2}, [&](ccnuma::team& team) {
+            if (team.rank() == 0)
+                team.assign(a, 1.0);
+            else
+                (void)team.sum(a);
+        });
+        ADD_FAILURE() << "no error";
+    } catch (const ccnuma::error& e) {
+        EXPECT_NE(std::string_view(e.what()).find("made another call"), std::string_view::npos) << e.what();
+    }
+}
+
+// assign writes to ccnuma's vectors and writable views only.
+template <class D>
+concept team_assigns = requires(ccnuma::team& t, D&& d) { t.assign(std::forward<D>(d), 1.0); };
+static_assert(team_assigns<ccnuma::vector<double>>);
+static_assert(team_assigns<ccnuma::vector_view<double>>);
+static_assert(!team_assigns<ccnuma::vector_view<const double>>);
+static_assert(!team_assigns<std::vector<double>>);
+static_assert(!team_assigns<double*>);
+static_assert(!team_assigns<const ccnuma::vector<double>&>);
 
 // ---- reduce and accumulate over a seg_array ------------------------------------------------
 

@@ -49,6 +49,17 @@ __attribute__((noinline)) void triad_expr(cvec& a, const cvec& b, const cvec& c,
     }
 }
 
+// The same triad in one region, as likwid-bench runs its sweeps: one ccnuma::parallel of the
+// team that placed a, each sweep a team assign (each thread its part, one barrier).
+__attribute__((noinline)) void triad_team(cvec& a, const cvec& b, const cvec& c, const cvec& d, std::size_t sweeps) {
+    ccnuma::parallel(a.policy(), [&](ccnuma::team& team) {
+        for (std::size_t s = 0; s < sweeps; ++s) {
+            team.assign(a, b + c * d);
+            escape(a.data());
+        }
+    });
+}
+
 double triad_expected(std::size_t i) { return value(i, 1) + value(i, 2) * value(i, 3); }
 
 /// One expert array: value(i, which), or 0 for which == 0, each page first written by the
@@ -287,9 +298,14 @@ void triad(const options& o, report& out) {
                                    timed("expert loop, streaming stores", hand(expert::stores::streaming)),
                                    timed("ccnuma::vector a = b + c * d", expr(ccnuma::stores::automatic)),
                                    timed("ccnuma::vector, regular stores", expr(ccnuma::stores::regular)),
-                                   timed("ccnuma::vector, streaming stores", expr(ccnuma::stores::streaming))};
-            std::vector<row_role> roles{{true, false}, {true, true}, {false, auto_streams}, {false, false}, {false, true}};
-            constexpr std::size_t own = 5;  // variants of ours; the peers follow
+                                   timed("ccnuma::vector, streaming stores", expr(ccnuma::stores::streaming)),
+                                   timed("ccnuma::team::assign, one region", [&](std::size_t k) {
+                                       e.a.set_store_mode(ccnuma::stores::automatic);
+                                       triad_team(e.a, e.b, e.c, e.d, k);
+                                   })};
+            std::vector<row_role> roles{{true, false},  {true, true},  {false, auto_streams}, {false, false},
+                                        {false, true}, {false, auto_streams}};
+            constexpr std::size_t own = 6, team_row = 5;  // variants of ours; the peers follow
             if (fresh) {  // likwid-bench allocates anew in every call anyway
                 for (std::size_t k = 0; k < 2; ++k) v[k].fresh = [&] { r = raw_arrays(n); };
                 for (std::size_t k = 2; k < own; ++k) v[k].fresh = [&] { e = vec_arrays(n, policy); };
@@ -311,6 +327,9 @@ void triad(const options& o, report& out) {
                 check_close("triad ccnuma::vector (" + std::string(ccnuma::to_string(mode)) + " stores): a", e.a.data(), n,
                             triad_expected);
             }
+            std::fill(e.a.begin(), e.a.end(), -1.0);
+            v[team_row].run(1);
+            check_close("triad ccnuma::team::assign: a", e.a.data(), n, triad_expected);
             std::vector<result> rs;
             const std::string where = "triad n = " + std::to_string(n) + ", " + thr(t);
             for (std::size_t k = 0; k < v.size(); ++k) {
@@ -319,6 +338,7 @@ void triad(const options& o, report& out) {
                 // 3 loads and 1 store of 8 bytes, 2 flops; write-allocate reads the stored line
                 // once more, except with non-temporal stores.
                 rs.push_back(bandwidth("triad", v[k].name, ran, t, m, k, 32 * nn, (*roles[k].streaming ? 32 : 40) * nn, 2 * nn));
+                if (k == team_row) rs.back().forks_per_sweep = false;
                 if (k >= own) roles[k].comparable = peer_row(rs.back(), n, out, where);
             }
             note_peer_threads(rs, own, peer_n, t, out, where);

@@ -23,8 +23,9 @@ void spmv(const options& o, report& out);
 namespace {
 const std::array<kernel, 12> table{{
     {"triad",
-     "a = b + c * d: ccnuma::vector in each store mode against the expert loop's\n"
-     "regular and streaming twins (--peers: likwid-bench's triad kernels too)",
+     "a = b + c * d: ccnuma::vector in each store mode and ccnuma::team::assign in one\n"
+     "region against the expert loop's regular and streaming twins (--peers:\n"
+     "likwid-bench's triad kernels too)",
      triad, n_counts::elements_per_array, takes::peers | takes::only | takes::arrays, 5, {}, {}, {}},
     {"stream",
      "STREAM copy, scale, add, triad: ccnuma::vector against the expert loops (with\n"

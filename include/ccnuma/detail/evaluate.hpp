@@ -28,12 +28,21 @@ namespace ccnuma::detail {
 /// written by the thread that placed its page. `read`: the bytes at(i) reads over the whole
 /// range (0 for a fill). Returns false, writing nothing, when `mode` says not to stream this
 /// write (stores.hpp's streams() decides, on moved_bytes) or T has no streaming stores here.
+/// Whether a write of n elements of T that reads `read` bytes streams under `mode`: the
+/// decision of stream_write, and of a ccnuma::team's assign, whose threads each take it alike.
+template <class T>
+bool streams_write(std::size_t n, std::size_t read, ccnuma::stores mode, bool aliases) {
+    if constexpr (streamable<T>)
+        return n != 0 && mode != ccnuma::stores::regular && ccnuma::streams(mode, moved_bytes<T>(n, read), aliases, true);
+    else
+        return false;
+}
+
 template <class T, class At>
 bool stream_write(T* dst, std::size_t n, std::size_t read, const ccnuma::schedule& s, ccnuma::stores mode, bool aliases,
                   const At& at) {
     if constexpr (streamable<T>) {
-        if (n == 0 || mode == ccnuma::stores::regular || !ccnuma::streams(mode, moved_bytes<T>(n, read), aliases, true))
-            return false;
+        if (!streams_write<T>(n, read, mode, aliases)) return false;
         // The closure by value (parallel_ranges): each thread reads its own copy of dst and
         // the evaluator, not the caller's frame.
         parallel_ranges(n, s, "a streaming write",
@@ -64,6 +73,34 @@ std::size_t operand_bytes(const Node& e) {
     }
 }
 
+/// Throws std::length_error for an expression whose size is not the destination's n.
+template <class Node>
+void check_assign_size(const Node& e, std::size_t n, operation_name what) {
+    if (!Node::is_scalar && e.size() != n)
+        throw_std_error(std_error::length_error, what,
+                        "the expression has " + std::to_string(e.size()) + " elements and the destination " +
+                            std::to_string(n),
+                        "elementwise assignment needs equal sizes; resize() first");
+}
+
+/// How an assignment's operands overlap its destination dst[0, n): `aliases`, one overlaps it
+/// (the destination itself counts); `shifted`, one overlaps it other than element for element
+/// (a view shifted by k), so every element must be read before any is written.
+struct overlap {
+    bool aliases = false, shifted = false;
+};
+template <class T, class Node>
+overlap overlap_of(const T* dst, std::size_t n, const Node& e) {
+    overlap o;
+    const auto d0 = reinterpret_cast<std::uintptr_t>(dst), d1 = reinterpret_cast<std::uintptr_t>(dst + n);
+    e.for_each_leaf([&](const void* b, const void* end) {
+        const auto b0 = reinterpret_cast<std::uintptr_t>(b), b1 = reinterpret_cast<std::uintptr_t>(end);
+        if (b0 < d1 && b1 > d0) o.aliases = true;
+        if (b0 != d0 && b0 < d1 && b1 > d0) o.shifted = true;
+    });
+    return o;
+}
+
 /// Writes node[i] to dst[i] for i in [0, n) with the destination's partition. An operand that
 /// overlaps the destination other than element for element (a view shifted by k, say) is read
 /// before it is overwritten: the result goes through a temporary then. `mode` chooses regular
@@ -71,18 +108,8 @@ std::size_t operand_bytes(const Node& e) {
 template <class T, class Node>
 void assign_node(T* dst, std::size_t n, const Node& e, const ccnuma::schedule& s, operation_name what,
                  ccnuma::stores mode = ccnuma::stores::automatic) {
-    if (!Node::is_scalar && e.size() != n)
-        throw_std_error(std_error::length_error, what,
-                        "the expression has " + std::to_string(e.size()) + " elements and the destination " +
-                            std::to_string(n),
-                        "elementwise assignment needs equal sizes; resize() first");
-    bool shifted = false, aliases = false;
-    const auto d0 = reinterpret_cast<std::uintptr_t>(dst), d1 = reinterpret_cast<std::uintptr_t>(dst + n);
-    e.for_each_leaf([&](const void* b, const void* end) {
-        const auto b0 = reinterpret_cast<std::uintptr_t>(b), b1 = reinterpret_cast<std::uintptr_t>(end);
-        if (b0 < d1 && b1 > d0) aliases = true;
-        if (b0 != d0 && b0 < d1 && b1 > d0) shifted = true;
-    });
+    check_assign_size(e, n, what);
+    const auto [aliases, shifted] = overlap_of(dst, n, e);
     if (shifted) {
         std::vector<T> tmp(n);
         parallel_for(n, s, [&, t = tmp.data()](std::size_t i) noexcept(Node::nothrow) { t[i] = e[i]; });
