@@ -1,9 +1,9 @@
 #pragma once
 /// @file
-/// One parallel region for many reductions: ccnuma::parallel opens a team and runs your function
-/// on each of its threads with a ccnuma::team, whose reductions every thread of the team calls
-/// together, each thread folding its own part of the operand's partition (the part it first
-/// touched), and every thread getting the same result, bit for bit.
+/// One parallel region for many reductions and assignments: ccnuma::parallel opens a team and
+/// runs your function on each of its threads with a ccnuma::team, whose calls every thread of the
+/// team makes together, each thread folding (or writing) its own part of the operand's partition
+/// (the part it first touched), and every thread getting the same result, bit for bit.
 ///
 ///     ccnuma::vector<double> r(n), p(n);                 // first touch by the default team
 ///     ccnuma::parallel([&](ccnuma::team& team) {         // one fork for the whole solve
