@@ -173,8 +173,8 @@ void team_call_mismatch(operation_name what, unsigned rank, unsigned other, std:
     const std::string me = "thread " + std::to_string(rank);
     const std::string them = "thread " + std::to_string(other);
     throw_error(errc::invalid_argument, what,
-                other_called ? me + " reduces " + std::to_string(n) + " elements and " + them + " " + std::to_string(other_n)
-                             : them + " made another call than " + me + "'s (another reduction, a barrier, or none)",
+                other_called ? me + "'s operand has " + std::to_string(n) + " elements and " + them + "'s " + std::to_string(other_n)
+                             : them + " made another call than " + me + "'s (another operation, another value type, a barrier, or none)",
                 "every thread of the team makes the same team calls, in the same order, with operands of the same size");
 }
 

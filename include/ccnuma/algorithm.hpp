@@ -351,8 +351,8 @@ struct segment_part {
 };
 
 /// Throws the error of traits whose index() does not number a range's segments in ++ order.
-[[noreturn]] inline void misnumbered(std::size_t place, std::size_t index) {
-    throw_error(errc::invalid_argument, "ccnuma::par",
+[[noreturn]] inline void misnumbered(std::size_t place, std::size_t index, operation_name what) {
+    throw_error(errc::invalid_argument, what,
                 "segment " + std::to_string(place) + " of the range whose index() is " + std::to_string(index),
                 "segmented_iterator_traits whose index() numbers the segments 0, 1, 2, ... in order");
 }
@@ -406,9 +406,11 @@ constexpr bool nothrow_walk() noexcept {
 ///
 /// layout_walk checks the range and returns what each thread of a team runs, walk(t, threads,
 /// stopped): par_parts runs it in a team of the owners, a ccnuma::team's thread calls it with its
-/// own rank (thread_parts).
+/// own rank (thread_parts). `split` gives each thread its segments (the owners' schedule, but
+/// for a caller that needs each thread's segments in one run); it must outlive the walk, which
+/// reads its partition through a pointer. `what` names the operation in the errors.
 template <class V, class Visit>
-auto layout_walk(const segmented_iterator<V>& by, std::size_t n, Visit&& visit) {
+auto layout_walk(const segmented_iterator<V>& by, std::size_t n, const ccnuma::schedule& split, operation_name what, Visit&& visit) {
     const auto* l = segment_access::layout(by);
     const std::size_t i0 = segment_access::position(by);
     // by's own segment holds i0 (a position is never a segment's end); a range to the end of
@@ -416,12 +418,12 @@ auto layout_walk(const segmented_iterator<V>& by, std::size_t n, Visit&& visit) 
     // needs segment_of's division.
     const std::size_t s0 = segment_access::segment(by).index();
     const std::size_t s_last = i0 + n == l->n ? l->segments - 1 : l->segment_of(i0 + n - 1);
-    check_covers(l->owners, l->segments, "ccnuma::par");
-    return [l, i0, i_end = i0 + n, s0, s_last, p = partition_of(l->owners),
+    check_covers(split, l->segments, what);
+    return [l, i0, i_end = i0 + n, s0, s_last, chunk = split.chunk, p = partition_of(split),
                    visit = region_copy(visit)](unsigned t, unsigned threads, const auto& stopped) noexcept(
                       noexcept(visit(std::declval<const segment_part<segmented_iterator<V>>&>()))) {
                       bool first = true;
-                      static_ranges(l->segments, l->owners.chunk, p, t, threads, [&](std::size_t lo, std::size_t hi) {
+                      static_ranges(l->segments, chunk, p, t, threads, [&](std::size_t lo, std::size_t hi) {
                           lo = std::max(lo, s0);
                           hi = std::min(hi, s_last + 1);
                           if (lo >= hi || (!std::exchange(first, false) && stopped())) return;
@@ -446,10 +448,11 @@ auto layout_walk(const segmented_iterator<V>& by, std::size_t n, Visit&& visit) 
 /// The traits' index() must number the segments 0, 1, 2, ... in ++ order and owners() must
 /// count every segment the range has elements in: both are checked before any thread starts.
 ///
-/// traits_walk checks the range and returns each thread's walk, as layout_walk does. `own`,
-/// by's owners_of, must outlive the walk: a partition is read through a pointer into it.
+/// traits_walk checks the range and returns each thread's walk, as layout_walk does, with
+/// `own`, by's owners_of.
 template <owned_segmented It, class Visit>
-auto traits_walk(const It& by, std::size_t n, const segment_owners& own, Visit&& visit) {
+auto traits_walk(const It& by, std::size_t n, const segment_owners& own, const ccnuma::schedule& split, operation_name what,
+                 Visit&& visit) {
     using tr = segmented_iterator_traits<It>;
     const It last = at(by, n);
     // The numbering the threads rely on, checked before any of them starts: a walk over the
@@ -463,25 +466,25 @@ auto traits_walk(const It& by, std::size_t n, const segment_owners& own, Visit&&
         const bool last_has_elements = s == sl || !(tr::local(last) == tr::begin(sl));
         std::size_t k = static_cast<std::size_t>(tr::index(s));
         for (; !(s == sl); ++s, ++k)
-            if (static_cast<std::size_t>(tr::index(s)) != k) misnumbered(k, tr::index(s));
-        if (last_has_elements && static_cast<std::size_t>(tr::index(sl)) != k) misnumbered(k, tr::index(sl));
+            if (static_cast<std::size_t>(tr::index(s)) != k) misnumbered(k, tr::index(s), what);
+        if (last_has_elements && static_cast<std::size_t>(tr::index(sl)) != k) misnumbered(k, tr::index(sl), what);
         s_last = last_has_elements ? k : k - 1;
         if (s_last >= own.segments)
-            throw_error(errc::invalid_argument, "ccnuma::par", "a range whose segment " + std::to_string(s_last) +
+            throw_error(errc::invalid_argument, what, "a range whose segment " + std::to_string(s_last) +
                                                                    " is not below its owners().segments (" +
                                                                    std::to_string(own.segments) + ")",
                         "segmented_iterator_traits whose owners() counts every segment of the range");
     }
-    check_covers(own.schedule, own.segments, "ccnuma::par");
+    check_covers(split, own.segments, what);
     // The closure holds by value what the checks above found (both ends of the range, its last
     // segment, the owners' count and chunk) and the visit, so that no thread computes them
     // again: each thread deriving the end and the owners itself cost 112 instructions a call
     // (callgrind, par::reduce over 8 doubles, 1 thread). Owners split by a partition (possible
-    // through user traits; ccnuma's layouts have none) are read through a pointer into `own`,
-    // which outlives the region: a read of one line, where a copy in each thread would
-    // increment the partition's shared count from every thread.
-    return [by, to = last, s_last, segments = own.segments, chunk = own.schedule.chunk,
-                   p = partition_of(own.schedule), visit = region_copy(visit)](unsigned t, unsigned threads, const auto& stopped) noexcept(
+    // through user traits; ccnuma's layouts have none) are read through a pointer into `split`
+    // (`own`'s schedule, or the caller's), which outlives the region: a read of one line, where a
+    // copy in each thread would increment the partition's shared count from every thread.
+    return [by, to = last, s_last, segments = own.segments, chunk = split.chunk,
+                   p = partition_of(split), visit = region_copy(visit)](unsigned t, unsigned threads, const auto& stopped) noexcept(
                       nothrow_walk<It>() && noexcept(visit(std::declval<const segment_part<It>&>()))) {
                       const auto sf = tr::segment(by), sl = tr::segment(to);
                       const auto s0 = static_cast<std::size_t>(tr::index(sf));
@@ -512,12 +515,13 @@ auto traits_walk(const It& by, std::size_t n, const segment_owners& own, Visit&&
 /// The two walks (n > 0), each in a team of the owners' schedule.
 template <class V, class Visit>
 void layout_parts(const segmented_iterator<V>& by, std::size_t n, Visit&& visit) {
-    parallel_team(segment_access::layout(by)->owners, "ccnuma::par", layout_walk(by, n, std::forward<Visit>(visit)));
+    const ccnuma::schedule& owners = segment_access::layout(by)->owners;
+    parallel_team(owners, "ccnuma::par", layout_walk(by, n, owners, "ccnuma::par", std::forward<Visit>(visit)));
 }
 template <owned_segmented It, class Visit>
 void traits_parts(const It& by, std::size_t n, Visit&& visit) {
     const segment_owners own = owners_of(by);
-    parallel_team(own.schedule, "ccnuma::par", traits_walk(by, n, own, std::forward<Visit>(visit)));
+    parallel_team(own.schedule, "ccnuma::par", traits_walk(by, n, own, own.schedule, "ccnuma::par", std::forward<Visit>(visit)));
 }
 
 /// visit(part) for each segment_part of the positions [0, n) after `by`, on the thread that owns
@@ -532,19 +536,31 @@ void par_parts(const It& by, std::size_t n, Visit&& visit) {
         traits_parts(by, n, std::forward<Visit>(visit));
 }
 
+/// Whether schedule(static) over a range's segments by `owners` gives each thread of a team of
+/// `threads` one run of segments, in thread order: no chunk, and at most one partition part per
+/// thread. Then folding each thread's run and the runs in thread order folds in segment order.
+inline bool runs_in_thread_order(const ccnuma::schedule& owners, unsigned threads) noexcept {
+    return owners.chunk == 0 && (owners.partition.empty() || owners.partition.parts() <= threads);
+}
+
 /// visit(part) for each segment_part of the positions [0, n) after `by` whose segment falls to
-/// thread t of a team of `threads` by the owners' schedule (the segments it placed, when it is a
-/// thread of the team that placed them), on the calling thread: a ccnuma::team thread's share of
-/// what par_parts spreads over a team of its own.
+/// thread t of a team of `threads`, on the calling thread: a ccnuma::team thread's share of what
+/// par_parts spreads over a team of its own. By the owners' schedule (the segments the thread
+/// placed, when it is a thread of the team that placed them), or, with `in_order` where that
+/// schedule would give a thread segments apart (runs_in_thread_order), by plain
+/// schedule(static) over the segments: one run each, for a fold that must keep segment order.
 template <owned_segmented It, class Visit>
-void thread_parts(const It& by, std::size_t n, unsigned t, unsigned threads, Visit&& visit) {
+void thread_parts(const It& by, std::size_t n, unsigned t, unsigned threads, bool in_order, operation_name what, Visit&& visit) {
     if (n == 0) return;
     const auto never = [] { return false; };
     if constexpr (layout_iterator<It>) {
-        layout_walk(by, n, std::forward<Visit>(visit))(t, threads, never);
+        const ccnuma::schedule& owners = segment_access::layout(by)->owners;
+        const ccnuma::schedule& split = in_order && !runs_in_thread_order(owners, threads) ? static_schedule : owners;
+        layout_walk(by, n, split, what, std::forward<Visit>(visit))(t, threads, never);
     } else {
         const segment_owners own = owners_of(by);
-        traits_walk(by, n, own, std::forward<Visit>(visit))(t, threads, never);
+        const ccnuma::schedule& split = in_order && !runs_in_thread_order(own.schedule, threads) ? static_schedule : own.schedule;
+        traits_walk(by, n, own, split, what, std::forward<Visit>(visit))(t, threads, never);
     }
 }
 

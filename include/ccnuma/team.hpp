@@ -44,7 +44,9 @@
 
 #include <omp.h>
 
+#include <array>
 #include <atomic>
+#include <bit>
 #include <cmath>
 #include <concepts>
 #include <cstddef>
@@ -74,6 +76,7 @@ struct alignas(false_sharing_range) team_slot {
     alignas(16) std::byte value[value_bytes];
     std::uint64_t call = std::numeric_limits<std::uint64_t>::max();  // the thread's call number
     std::size_t n = 0;                                               // the operand's size
+    const void* type = nullptr;  // the value's type (team_type<V>), so that no thread reads another type's bytes
     team_call kind = team_call::sum;
     bool has = false;  // whether the thread's part held an element
 };
@@ -81,6 +84,22 @@ struct alignas(false_sharing_range) team_slot {
 /// A value a team's slot can carry: copied as bytes, within the slot.
 template <class V>
 inline constexpr bool team_reducible = std::is_trivially_copyable_v<V> && sizeof(V) <= team_slot::value_bytes && alignof(V) <= 16;
+
+/// One address per type, the same in every translation unit: what a slot says its value is.
+template <class V>
+inline constexpr char team_type_tag = 0;
+template <class V>
+const void* team_type() noexcept {
+    return &team_type_tag<V>;
+}
+
+/// The V a slot carries, by its bytes (V need not be default-constructible).
+template <class V>
+V slot_value(const team_slot& in) noexcept {
+    std::array<std::byte, sizeof(V)> bytes;
+    std::memcpy(bytes.data(), in.value, sizeof(V));
+    return std::bit_cast<V>(bytes);
+}
 
 class team_state;
 
@@ -212,7 +231,7 @@ public:
     unsigned size() const noexcept { return size_; }
 
     /// Returns once every thread of the team has called it.
-    void barrier() { (void)exchange(detail::team_call::barrier, 0, nullptr, 0, {"ccnuma::team", "barrier"}); }
+    void barrier() { (void)exchange(detail::team_call::barrier, 0, nullptr, nullptr, 0, {"ccnuma::team", "barrier"}); }
 
     /// The sum of x's elements, each thread folding its part of x's partition (x's schedule for
     /// a team of size() threads: the part it first touched when the team is x's first-touch
@@ -303,7 +322,7 @@ public:
                 }
             });
         }
-        (void)exchange(detail::team_call::assign, n, nullptr, 0, what);
+        (void)exchange(detail::team_call::assign, n, detail::team_type<T>(), nullptr, 0, what);
     }
 
     /// par::reduce in the team, over a range of a seg_array (or of any segmented iterator whose
@@ -351,15 +370,14 @@ private:
             const auto ev = e.eval();
             detail::static_ranges(n, s, rank_, size_, [&](std::size_t lo, std::size_t hi) { fold(mine, ev, lo, hi); });
         }
-        const std::uint64_t call = exchange(kind, n, mine.value ? &*mine.value : nullptr, sizeof(V), what);
+        const std::uint64_t call = exchange(kind, n, detail::team_type<V>(), mine.value ? &*mine.value : nullptr, sizeof(V), what);
         // In thread order, so that every thread, and ccnuma::sum with a team of this size, gets
         // the same bits.
         std::optional<V> result;
         for (unsigned t = 0; t < size_; ++t) {
             const detail::team_slot& in = state_->slot(call, t);
             if (!in.has) continue;
-            V v;
-            std::memcpy(&v, in.value, sizeof(V));
+            const V v = detail::slot_value<V>(in);
             result = result ? Fold::combine(*result, v) : v;
         }
         if (!result) {
@@ -370,44 +388,50 @@ private:
     }
 
     /// reduce and accumulate: this thread's parts folded in segment order, the threads' results
-    /// combined with init in thread order.
+    /// combined with init in thread order. accumulate's op need not commute, so its threads take
+    /// one run of segments each, in thread order: the owners' where theirs are such runs, else
+    /// plain schedule(static) over the segments (thread_parts' in_order).
     template <class Fold, class It, class T, class Op>
     T fold_parts(const It& first, const It& last, T init, const Op& op, detail::team_call kind, detail::operation_name what) {
         static_assert(detail::team_reducible<T>,
                       "ccnuma::team's reductions carry a value between threads as bytes: a trivially copyable type of at most 64 bytes");
         const auto n = static_cast<std::size_t>(last - first);
         padded<std::optional<T>> mine;
-        detail::thread_parts(first, n, rank_, size_, [&](const detail::segment_part<It>& p) {
+        constexpr bool in_order = std::is_same_v<Fold, detail::by_accumulate>;
+        detail::thread_parts(first, n, rank_, size_, in_order, what, [&](const detail::segment_part<It>& p) {
             T v = detail::fold_part<Fold, T>(p, op);
-            mine.value = mine.value ? op(std::move(*mine.value), std::move(v)) : std::move(v);
+            if (mine.value)
+                mine.value = op(std::move(*mine.value), std::move(v));
+            else
+                mine.value.emplace(std::move(v));
         });
-        const std::uint64_t call = exchange(kind, n, mine.value ? &*mine.value : nullptr, sizeof(T), what);
+        const std::uint64_t call = exchange(kind, n, detail::team_type<T>(), mine.value ? &*mine.value : nullptr, sizeof(T), what);
         for (unsigned t = 0; t < size_; ++t) {
             const detail::team_slot& in = state_->slot(call, t);
-            if (!in.has) continue;
-            T v;
-            std::memcpy(&v, in.value, sizeof(T));
-            init = op(std::move(init), std::move(v));
+            if (in.has) init = op(std::move(init), detail::slot_value<T>(in));
         }
         return init;
     }
 
-    /// One team call: this thread's slot for its next call (what the call is, and `bytes` of
-    /// `value` unless it is null), the team's barrier, and the check that every thread's slot
-    /// holds the same call. Returns the call's number, whose slots the caller may then read.
-    std::uint64_t exchange(detail::team_call kind, std::size_t n, const void* value, std::size_t bytes, detail::operation_name what) {
+    /// One team call: this thread's slot for its next call (what the call is, of what type, and
+    /// `bytes` of `value` unless it is null), the team's barrier, and the check that every
+    /// thread's slot holds the same call. Returns the call's number, whose slots the caller may
+    /// then read.
+    std::uint64_t exchange(detail::team_call kind, std::size_t n, const void* type, const void* value, std::size_t bytes,
+                           detail::operation_name what) {
         const std::uint64_t call = calls_++;
         detail::team_slot& out = state_->slot(call, rank_);
         out.call = call;
         out.n = n;
+        out.type = type;
         out.kind = kind;
         out.has = value != nullptr;
         if (value != nullptr) std::memcpy(out.value, value, bytes);
         state_->barrier(size_, what);
         for (unsigned t = 0; t < size_; ++t) {
             const detail::team_slot& in = state_->slot(call, t);
-            if (in.call != call || in.n != n || in.kind != kind)
-                detail::team_call_mismatch(what, rank_, t, n, in.n, in.call == call && in.kind == kind);
+            if (in.call != call || in.n != n || in.kind != kind || in.type != type)
+                detail::team_call_mismatch(what, rank_, t, n, in.n, in.call == call && in.kind == kind && in.type == type);
         }
         return call;
     }

@@ -236,8 +236,8 @@ TEST(Team, CallsThatDifferBetweenThreadsAreAnError) {
         ADD_FAILURE() << "no exception";
     } catch (const ccnuma::error& e) {
         const std::string what = e.what();
-        EXPECT_TRUE(what.find("ccnuma::team::sum: thread 0 reduces 1000 elements and thread 1 999") != std::string::npos ||
-                    what.find("ccnuma::team::sum: thread 1 reduces 999 elements and thread 0 1000") != std::string::npos)
+        EXPECT_TRUE(what.find("ccnuma::team::sum: thread 0's operand has 1000 elements and thread 1's 999") != std::string::npos ||
+                    what.find("ccnuma::team::sum: thread 1's operand has 999 elements and thread 0's 1000") != std::string::npos)
             << what;
     }
     // A barrier against a reduction: each thread finds the other's slot holding another kind of
@@ -578,8 +578,8 @@ TEST(Team, ReduceCallsThatDifferOrThrowAreErrorsNotHangs) {
     } catch (const ccnuma::error& e) {
         // Each thread finds the other's call different; whichever threw first is rethrown.
         const std::string_view m = e.what();
-        EXPECT_TRUE(m.find("thread 0 reduces 10000 elements and thread 1 9999") != m.npos ||
-                    m.find("thread 1 reduces 9999 elements and thread 0 10000") != m.npos)
+        EXPECT_TRUE(m.find("ccnuma::team::reduce: thread 0's operand has 10000 elements and thread 1's 9999") != m.npos ||
+                    m.find("ccnuma::team::reduce: thread 1's operand has 9999 elements and thread 0's 10000") != m.npos)
             << m;
     }
     // A reduce against a sum of the same size.
@@ -623,6 +623,56 @@ TEST(Team, AnOrphanedOmpForInsideTheFunctionSharesItsIterationsOverTheTeam) {
     });
     ASSERT_EQ(sizes.load(), 4U);
     EXPECT_EQ(ran, test_support::static_owners(n, 2));
+}
+
+// accumulate's op need not commute: where the owners' schedule would give a thread segments
+// apart (a chunk, here thread 0 segments 0 and 2 of 3), the team still folds in segment order.
+// "last" (x, y) -> y is associative and not commutative: the fold of a range is its last element.
+TEST(Team, AccumulateKeepsSegmentOrderWhenTheOwnersAreChunked) {
+    const auto last = [](double, double y) { return y; };
+    for (std::size_t chunk : {std::size_t{0}, std::size_t{1}})
+        for (unsigned threads : {2U, 3U}) {
+            const seg_t a(30, [](std::size_t i) { return static_cast<double>(i); }, ccnuma::seg::count(3), ccnuma::pad::none,
+                          ccnuma::first_touch{}.threads(2).chunk(chunk));
+            by_rank<double> r;
+            ccnuma::parallel(ccnuma::schedule{.threads = threads}, [&](ccnuma::team& team) {
+                r.put(team.rank(), team.accumulate(a.begin(), a.end(), -1.0, last));
+            });
+            SCOPED_TRACE("chunk " + std::to_string(chunk) + ", team of " + std::to_string(threads));
+            ASSERT_EQ(ccnuma::par::accumulate(a.begin(), a.end(), -1.0, last), 29.0);
+            for (double x : r.got) EXPECT_EQ(x, 29.0);
+        }
+}
+
+// A value type with no default constructor crosses the slots as bytes.
+struct no_default {
+    explicit no_default(double v) : x(v) {}
+    double x;
+};
+static_assert(std::is_trivially_copyable_v<no_default> && !std::is_default_constructible_v<no_default>);
+
+TEST(Team, ValuesWithoutADefaultConstructorAndCallsOfAnotherValueType) {
+    const seg_t a(1000, 1.0, ccnuma::seg::per_thread, ccnuma::pad::page, ccnuma::first_touch{}.threads(2));
+    const auto add = [](no_default l, no_default r) { return no_default{l.x + r.x}; };
+    const ccnuma::seg_array<no_default> b(10, [](std::size_t i) { return no_default{static_cast<double>(i)}; }, ccnuma::seg::per_thread,
+                                          ccnuma::pad::none, ccnuma::first_touch{}.threads(2));
+    by_rank<double> r;
+    ccnuma::parallel(b.schedule(), [&](ccnuma::team& team) { r.put(team.rank(), team.accumulate(b.begin(), b.end(), no_default{0.5}, add).x); });
+    ASSERT_EQ(r.got.size(), 2U);
+    EXPECT_EQ(r.got[0], 45.5);
+    EXPECT_EQ(r.got[1], 45.5);
+    // The same size, another value type: an error, not one thread's float read as a double.
+    try {
+        ccnuma::parallel(a.schedule(), [&](ccnuma::team& team) {
+            if (team.rank() == 0)
+                (void)team.reduce(a.begin(), a.end(), 0.0);
+            else
+                (void)team.reduce(a.begin(), a.end(), 0.0F);
+        });
+        ADD_FAILURE() << "no error";
+    } catch (const ccnuma::error& e) {
+        EXPECT_NE(std::string_view(e.what()).find("another value type"), std::string_view::npos) << e.what();
+    }
 }
 
 // reduce and accumulate take ranges whose segments have owners: a seg_array's, not a plain
