@@ -420,27 +420,26 @@ struct written {
 };
 std::vector<int>* written::by = nullptr;
 
-TEST(Team, AssignWritesEachElementOnTheThreadThatPlacedIt) {
-    constexpr std::size_t n = 30'011;
-    for (std::size_t chunk : {std::size_t{0}, std::size_t{1000}}) {
-        const auto policy = ccnuma::first_touch{}.threads(3).chunk(chunk);
-        const ccnuma::vector<written> src(n, [](std::size_t i) { return written{1.0, i}; }, policy);
-        ccnuma::vector<written> dst(n, written{}, policy);
-        std::vector<int> by(n, -1);
-        written::by = &by;
-        ccnuma::parallel(policy, [&](ccnuma::team& team) { team.assign(dst, src); });
-        written::by = nullptr;
-        SCOPED_TRACE("chunk " + std::to_string(chunk));
-        EXPECT_EQ(by, test_support::static_owners(n, 3, chunk));
-    }
-    const auto parts = ccnuma::partition(std::vector<std::size_t>{0, 10, 25'000, n});
-    const auto policy = ccnuma::first_touch{}.partition(parts);
+// Which thread wrote each element of a team.assign(dst, src) under `policy`.
+template <class Policy>
+std::vector<int> writers_of_assign(std::size_t n, const Policy& policy) {
     const ccnuma::vector<written> src(n, [](std::size_t i) { return written{1.0, i}; }, policy);
     ccnuma::vector<written> dst(n, written{}, policy);
     std::vector<int> by(n, -1);
     written::by = &by;
     ccnuma::parallel(policy, [&](ccnuma::team& team) { team.assign(dst, src); });
     written::by = nullptr;
+    return by;
+}
+
+TEST(Team, AssignWritesEachElementOnTheThreadThatPlacedIt) {
+    constexpr std::size_t n = 30'011;
+    for (std::size_t chunk : {std::size_t{0}, std::size_t{1000}}) {
+        SCOPED_TRACE("chunk " + std::to_string(chunk));
+        EXPECT_EQ(writers_of_assign(n, ccnuma::first_touch{}.threads(3).chunk(chunk)), test_support::static_owners(n, 3, chunk));
+    }
+    const auto parts = ccnuma::partition(std::vector<std::size_t>{0, 10, 25'000, n});
+    const auto by = writers_of_assign(n, ccnuma::first_touch{}.partition(parts));
     for (std::size_t i = 0; i < n; ++i) ASSERT_EQ(by[i], static_cast<int>(parts.owner(i))) << "element " << i;
 }
 
