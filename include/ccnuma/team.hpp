@@ -62,8 +62,18 @@
 namespace ccnuma {
 
 class team;
+template <class T>
+class vector_view;
 
 namespace detail {
+
+/// Whether a destination refers to elements it does not own (a vector_view), so that a
+/// temporary of it still writes somewhere: team::assign takes such temporaries, and other
+/// destinations as lvalues only (a temporary vector's elements would go with it).
+template <class D>
+inline constexpr bool is_view = false;
+template <class T>
+inline constexpr bool is_view<vector_view<T>> = true;
 
 /// What a team call is, so that a thread can tell another thread's call from its own.
 enum class team_call : std::uint32_t { sum, min, max, reduce, accumulate, assign, barrier };
@@ -279,7 +289,8 @@ public:
             { d.data() } -> std::same_as<V*>;
             { d.store_mode() } -> std::same_as<ccnuma::stores>;
             detail::node_of(d);
-        } && (detail::operand<X> || std::is_convertible_v<const X&, V>)
+        } && (std::is_lvalue_reference_v<D> || detail::is_view<std::remove_cvref_t<D>>) &&
+                 (detail::operand<X> || std::is_convertible_v<const X&, V>)
     void assign(D&& dst, const X& x) {
         using T = V;
         const detail::operation_name what{"ccnuma::team", "assign"};
@@ -296,13 +307,16 @@ public:
         const auto [aliases, shifted] = detail::overlap_of(out, n, e);
         const auto ev = e.eval();
         if (shifted) {
-            // This thread's elements, read before any thread writes.
-            std::vector<T> mine;
+            // This thread's operand values (of the operand's type: T need only be assignable
+            // from it, as for vector assignment), read before any thread writes. The barrier
+            // between is this call's first exchange, so that a thread that made another call
+            // meanwhile is told so under this call's name.
+            std::vector<typename Node::value_type> mine;
             if (s.partition.empty()) mine.reserve(detail::static_count(n, s.chunk, rank_, size_));
             detail::static_ranges(n, s, rank_, size_, [&](std::size_t lo, std::size_t hi) {
                 for (std::size_t i = lo; i < hi; ++i) mine.push_back(ev[i]);
             });
-            barrier();
+            (void)exchange(detail::team_call::assign, n, detail::team_type<T>(), nullptr, 0, what);
             std::size_t k = 0;
             detail::static_ranges(n, s, rank_, size_, [&](std::size_t lo, std::size_t hi) {
                 for (std::size_t i = lo; i < hi; ++i) out[i] = std::move(mine[k++]);
@@ -314,7 +328,7 @@ public:
                 });
         } else {
             detail::static_ranges(n, s, rank_, size_, [&](std::size_t lo, std::size_t hi) {
-                if constexpr (Node::nothrow && std::is_nothrow_copy_assignable_v<T>) {
+                if constexpr (Node::nothrow && detail::nothrow_element_assign<T, Node>) {
                     CCNUMA_DETAIL_ELEMENTWISE_SIMD
                     for (std::size_t i = lo; i < hi; ++i) out[i] = ev[i];
                 } else {

@@ -474,11 +474,67 @@ TEST(Team, AssignOfAnotherSizeOrAgainstAnotherCallIsAnError) {
     }
 }
 
+// An element type whose assignment from the operand's type throws, though its own copy
+// assignment cannot, and which cannot be built from that type: assign needs only what vector
+// assignment needs, and the exception leaves the team (not std::terminate from an `omp simd`
+// loop) and is rethrown, from team.assign as from vector assignment.
+struct from_int {
+    double x = 0;
+    from_int() = default;
+    from_int& operator=(const from_int&) noexcept = default;
+    from_int& operator=(int v) {
+        if (v == 700) throw std::runtime_error("from_int: 700");
+        x = v;
+        return *this;
+    }
+};
+static_assert(!std::is_constructible_v<from_int, int> && std::is_nothrow_copy_assignable_v<from_int>);
+
+TEST(Team, AnAssignmentFromAnotherTypeThatThrowsIsRethrown) {
+    const ccnuma::vector<int> s(1000, [](std::size_t i) { return static_cast<int>(i); }, ccnuma::first_touch{}.threads(2));
+    ccnuma::vector<from_int> d(1000, from_int{}, ccnuma::first_touch{}.threads(2));
+    try {
+        ccnuma::parallel(d.policy(), [&](ccnuma::team& team) { team.assign(d, s); });
+        ADD_FAILURE() << "no exception";
+    } catch (const std::runtime_error& e) {
+        EXPECT_STREQ(e.what(), "from_int: 700");
+    }
+    EXPECT_THROW(d = s, std::runtime_error);
+    // Below 700 every element was written.
+    EXPECT_EQ(d[699].x, 699.0);
+}
+
+// A shifted assign meets the others twice, both times as an assign: a thread that made another
+// call meanwhile (a barrier, then an assign of the same size) is found, under assign's name.
+TEST(Team, AShiftedAssignAgainstABarrierAndAnAssignIsAnError) {
+    ccnuma::vector<double> y(1000, 1.0, ccnuma::first_touch{}.threads(2));
+    for (int run = 0; run < 20; ++run) {
+        try {
+            ccnuma::parallel(y.policy(), [&](ccnuma::team& team) {
+                if (team.rank() == 0) {
+                    team.assign(ccnuma::view(y.data() + 1, 999), ccnuma::view(y.data(), 999));
+                } else {
+                    team.barrier();
+                    team.assign(ccnuma::view(y.data() + 1, 999), 2.0);
+                }
+            });
+            ADD_FAILURE() << "no error";
+        } catch (const ccnuma::error& e) {
+            const std::string_view m = e.what();
+            EXPECT_TRUE(m.find("ccnuma::team::assign: thread 1 made another call") != m.npos ||
+                        m.find("ccnuma::team::barrier: thread 0 made another call") != m.npos)
+                << m;
+        }
+    }
+}
+
 // assign writes to ccnuma's vectors and writable views only.
 template <class D>
 concept team_assigns = requires(ccnuma::team& t, D&& d) { t.assign(std::forward<D>(d), 1.0); };
-static_assert(team_assigns<ccnuma::vector<double>>);
+static_assert(team_assigns<ccnuma::vector<double>&>);
 static_assert(team_assigns<ccnuma::vector_view<double>>);
+static_assert(team_assigns<const ccnuma::vector_view<double>&>);
+static_assert(!team_assigns<ccnuma::vector<double>>);  // a temporary: its elements would go with it
 static_assert(!team_assigns<ccnuma::vector_view<const double>>);
 static_assert(!team_assigns<std::vector<double>>);
 static_assert(!team_assigns<double*>);

@@ -23,11 +23,6 @@
 
 namespace ccnuma::detail {
 
-/// dst[i] = at(i) for i in [0, n) with streaming stores, each thread on the range that
-/// schedule(static[, chunk]) or its partition gives it (static_ranges), so every element is
-/// written by the thread that placed its page. `read`: the bytes at(i) reads over the whole
-/// range (0 for a fill). Returns false, writing nothing, when `mode` says not to stream this
-/// write (stores.hpp's streams() decides, on moved_bytes) or T has no streaming stores here.
 /// Whether a write of n elements of T that reads `read` bytes streams under `mode`: the
 /// decision of stream_write, and of a ccnuma::team's assign, whose threads each take it alike.
 template <class T>
@@ -38,6 +33,11 @@ bool streams_write(std::size_t n, std::size_t read, ccnuma::stores mode, bool al
         return false;
 }
 
+/// dst[i] = at(i) for i in [0, n) with streaming stores, each thread on the range that
+/// schedule(static[, chunk]) or its partition gives it (static_ranges), so every element is
+/// written by the thread that placed its page. `read`: the bytes at(i) reads over the whole
+/// range (0 for a fill). Returns false, writing nothing, when `mode` says not to stream this
+/// write (stores.hpp's streams() decides, on moved_bytes) or T has no streaming stores here.
 template <class T, class At>
 bool stream_write(T* dst, std::size_t n, std::size_t read, const ccnuma::schedule& s, ccnuma::stores mode, bool aliases,
                   const At& at) {
@@ -72,6 +72,13 @@ std::size_t operand_bytes(const Node& e) {
         return union_bytes(ranges);
     }
 }
+
+/// Whether writing a Node's element to a T cannot throw: the assignment from the node's value
+/// type, which is what the loop does (T's own copy assignment may be noexcept while its
+/// assignment from another type throws). Only then may the loop be an `omp simd` one, out of
+/// which no exception may leave.
+template <class T, class Node>
+inline constexpr bool nothrow_element_assign = std::is_nothrow_assignable_v<T&, const typename Node::value_type&>;
 
 /// Throws std::length_error for an expression whose size is not the destination's n.
 template <class Node>
@@ -112,7 +119,7 @@ void assign_node(T* dst, std::size_t n, const Node& e, const ccnuma::schedule& s
     const auto [aliases, shifted] = overlap_of(dst, n, e);
     if (shifted) {
         std::vector<T> tmp(n);
-        parallel_for(n, s, [&, t = tmp.data()](std::size_t i) noexcept(Node::nothrow) { t[i] = e[i]; });
+        parallel_for(n, s, [&, t = tmp.data()](std::size_t i) noexcept(Node::nothrow && nothrow_element_assign<T, Node>) { t[i] = e[i]; });
         parallel_for(n, s, [&, t = tmp.data()](std::size_t i) noexcept(std::is_nothrow_copy_assignable_v<T>) {
             dst[i] = t[i];
         });
@@ -126,10 +133,10 @@ void assign_node(T* dst, std::size_t n, const Node& e, const ccnuma::schedule& s
     // here is the destination itself or does not overlap it, so element i depends on nothing
     // but element i of the operands: the loop is elementwise.
     const auto node = e.eval();
-    if constexpr (Node::nothrow && std::is_nothrow_copy_assignable_v<T>)
+    if constexpr (Node::nothrow && nothrow_element_assign<T, Node>)
         parallel_elementwise(n, s, [dst, node](std::size_t i) noexcept { dst[i] = node[i]; });
     else
-        parallel_for(n, s, [dst, node](std::size_t i) noexcept(Node::nothrow) { dst[i] = node[i]; });
+        parallel_for(n, s, [dst, node](std::size_t i) noexcept(Node::nothrow && nothrow_element_assign<T, Node>) { dst[i] = node[i]; });
 }
 
 }  // namespace ccnuma::detail
