@@ -481,6 +481,7 @@ TEST(Team, AssignOfAnotherSizeOrAgainstAnotherCallIsAnError) {
 struct from_int {
     double x = 0;
     from_int() = default;
+    from_int(const from_int&) noexcept = default;
     from_int& operator=(const from_int&) noexcept = default;
     from_int& operator=(int v) {
         if (v == 700) throw std::runtime_error("from_int: 700");
