@@ -670,12 +670,26 @@ void sums_in_lane_order() {
         x[i] = static_cast<T>(std::ldexp((i % 3 == 0 ? -1.0 : 1.0) * (1.0 + static_cast<double>((i * 7919) % 1000) / 997.0),
                                          static_cast<int>((i * 13) % 34) - 10));
     x[5] = -T{};
-    for (std::size_t off : {0U, 1U, 5U})
-        for (std::size_t n = 0; n + off <= x.size(); n += n < 80 ? 1 : 29) {
-            const T* b = x.data() + off;
-            const T want = lane_order_reference(b, n), got = ccnuma::detail::lane_sum(b, n);
-            ASSERT_EQ(std::memcmp(&want, &got, sizeof(T)), 0) << "offset " << off << " n " << n << ": " << want << " " << got;
-        }
+    // The values again from a 256-byte boundary: lane_sum's blocks start one line into a range
+    // that starts there (sum_phase), and the bits must not change. Offsets 0 and 256 / sizeof(T)
+    // start on the boundary, 64 / sizeof(T) one line past it.
+    constexpr std::size_t block = ccnuma::detail::sum_lanes<T> * sizeof(T), line = 64 / sizeof(T);
+    static_assert(block == 256);
+    struct alignas(256) chunk {
+        unsigned char bytes[256];
+    };
+    std::vector<chunk> storage((x.size() * sizeof(T) + 2 * block) / sizeof(chunk) + 1);
+    T* aligned = reinterpret_cast<T*>(storage.data());
+    ASSERT_EQ(reinterpret_cast<std::uintptr_t>(aligned) % block, 0U);
+    std::copy(x.begin(), x.end(), aligned);
+    for (const T* base : {static_cast<const T*>(x.data()), static_cast<const T*>(aligned)}) {
+        for (std::size_t off : {std::size_t{0}, std::size_t{1}, std::size_t{5}, line, block / sizeof(T)})
+            for (std::size_t n = 0; n + off <= x.size(); n += n < 80 ? 1 : 29) {
+                const T* b = base + off;
+                const T want = lane_order_reference(b, n), got = ccnuma::detail::lane_sum(b, n);
+                ASSERT_EQ(std::memcmp(&want, &got, sizeof(T)), 0) << "offset " << off << " n " << n << ": " << want << " " << got;
+            }
+    }
 }
 
 TEST(Reduce, PlainSumIsTheDocumentedLaneOrder) {
