@@ -675,14 +675,14 @@ void sums_in_lane_order() {
     // start on the boundary, 64 / sizeof(T) one line past it.
     constexpr std::size_t block = ccnuma::detail::sum_lanes<T> * sizeof(T), line = 64 / sizeof(T);
     static_assert(block == 256);
-    struct alignas(256) chunk {
-        unsigned char bytes[256];
+    struct alignas(256) values {
+        T v[300];
     };
-    std::vector<chunk> storage((x.size() * sizeof(T) + 2 * block) / sizeof(chunk) + 1);
-    T* aligned = reinterpret_cast<T*>(storage.data());
+    const auto storage = std::make_unique<values>();
+    const T* aligned = storage->v;
     ASSERT_EQ(reinterpret_cast<std::uintptr_t>(aligned) % block, 0U);
-    std::copy(x.begin(), x.end(), aligned);
-    for (const T* base : {static_cast<const T*>(x.data()), static_cast<const T*>(aligned)}) {
+    std::copy(x.begin(), x.end(), storage->v);
+    for (const T* base : {static_cast<const T*>(x.data()), aligned}) {
         for (std::size_t off : {std::size_t{0}, std::size_t{1}, std::size_t{5}, line, block / sizeof(T)})
             for (std::size_t n = 0; n + off <= x.size(); n += n < 80 ? 1 : 29) {
                 const T* b = base + off;

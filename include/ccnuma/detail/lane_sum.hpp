@@ -47,13 +47,14 @@ template <class T, class V, class Op>
 concept plain_sum = lane_summable<T> && std::is_same_v<std::remove_cv_t<V>, T> &&
                     (std::is_same_v<Op, std::plus<>> || std::is_same_v<Op, std::plus<T>>);
 
-/// How far into the range the 256-byte blocks of lane_sum's main loop start, in elements, where
-/// the range itself starts on a 256-byte boundary: one cache line. On an AMD Zen 5 (the 2-vCPU
-/// VM of issue 35) a sum from the L3 whose blocks were 256-byte aligned ran 11 to 18% slower on
-/// one thread, 4 to 8% on two, than the same loads with the blocks one line off (640,000 and 2e6
-/// doubles; in the L2 and from memory no difference); a range that starts on a page, as every
-/// ccnuma container's does, is such a range. The peeled line's elements go to their own lanes,
-/// so the result keeps its bits (docs/benchmarks.md, "The blocks' phase").
+/// How far into the range the blocks of lane_sum's main loop (sum_lanes<T> elements: 256 bytes
+/// wherever an arithmetic type's size divides 256) start, in elements, where the range itself
+/// starts on a block boundary: one 64-byte cache line. On an AMD Zen 5 (the 2-vCPU VM of issue
+/// 35) a sum from the L3 whose blocks were 256-byte aligned ran 11 to 18% slower on one thread,
+/// 4 to 8% on two, than the same loads with the blocks one line off (640,000 and 2e6 doubles; in
+/// the L2 and from memory no difference). A container's data of a page or more starts on a page
+/// (allocate, placement.hpp), so every such sum met it. The peeled line's elements go to their
+/// own lanes, so the result keeps its bits (docs/benchmarks.md, "The blocks' phase").
 template <class T>
 inline constexpr std::size_t sum_phase = 64 / sizeof(T) < sum_lanes<T> ? 64 / sizeof(T) : 0;
 
