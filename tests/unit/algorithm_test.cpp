@@ -670,9 +670,8 @@ void sums_in_lane_order() {
         x[i] = static_cast<T>(std::ldexp((i % 3 == 0 ? -1.0 : 1.0) * (1.0 + static_cast<double>((i * 7919) % 1000) / 997.0),
                                          static_cast<int>((i * 13) % 34) - 10));
     x[5] = -T{};
-    // The values again from a 256-byte boundary: lane_sum's blocks start one line into a range
-    // that starts there (sum_phase), and the bits must not change. Offsets 0 and 256 / sizeof(T)
-    // start on the boundary, 64 / sizeof(T) one line past it.
+    // The values again from a 256-byte boundary (a block of lane_sum's lanes), and one 64-byte
+    // line past it: the bits must not depend on where a block starts in memory.
     constexpr std::size_t block = ccnuma::detail::sum_lanes<T> * sizeof(T), line = 64 / sizeof(T);
     static_assert(block == 256);
     struct alignas(256) values {

@@ -12,10 +12,8 @@
 // only on the range, never on the ISA, the alignment or the compiler's choices.
 
 #include <cstddef>
-#include <cstdint>
 #include <functional>
 #include <type_traits>
-#include <utility>
 
 namespace ccnuma::detail {
 
@@ -47,38 +45,20 @@ template <class T, class V, class Op>
 concept plain_sum = lane_summable<T> && std::is_same_v<std::remove_cv_t<V>, T> &&
                     (std::is_same_v<Op, std::plus<>> || std::is_same_v<Op, std::plus<T>>);
 
-/// How far into the range the blocks of lane_sum's main loop (sum_lanes<T> elements: 256 bytes
-/// wherever an arithmetic type's size divides 256) start, in elements, where the range itself
-/// starts on a block boundary: one 64-byte cache line. On an AMD Zen 5 (the 2-vCPU VM of issue
-/// 35) a sum from the L3 whose blocks were 256-byte aligned ran 11 to 18% slower on one thread,
-/// 4 to 8% on two, than the same loads with the blocks one line off (640,000 and 2e6 doubles; in
-/// the L2 and from memory no difference). A container's data of a page or more starts on a page
-/// (allocate, placement.hpp), so every such sum met it. The peeled line's elements go to their
-/// own lanes, so the result keeps its bits (docs/benchmarks.md, "The blocks' phase").
-template <class T>
-inline constexpr std::size_t sum_phase = 64 / sizeof(T) < sum_lanes<T> ? 64 / sizeof(T) : 0;
-
-/// lane_sum with its blocks starting `Phase` elements into the range: elements [0, Phase) first,
-/// each into its own lane, then blocks of sum_lanes<T> from element Phase, element j always into
-/// lane j % lanes.
-template <lane_summable T, std::size_t Phase, class At>
-T lane_sum_phased(std::size_t n, At at) noexcept(noexcept(at(std::size_t{}))) {
+/// at(0) + ... + at(n - 1), element j into partial sum j % sum_lanes<T>, then the partial sums
+/// pairwise (lane k with lane k + w for w = lanes/2, lanes/4, ..., 1). `at` by value: a copy
+/// local to this function, whose pointers the compiler keeps in registers. Returns
+/// sum_identity<T>() for n == 0.
+template <lane_summable T, class At>
+T lane_sum(std::size_t n, At at) noexcept(noexcept(at(std::size_t{}))) {
     constexpr std::size_t lanes = sum_lanes<T>;
-    static_assert(Phase < lanes);
     // Every loop over the lanes is unrolled and indexed by constants only, so that the partial
     // sums can stay in registers throughout: one index not known at compile time (a tail loop
     // over acc[k]) puts the whole array in memory, which cost Clang 14 a fifth of its speed in
-    // the main loop (issue 35). (k + Phase) % lanes is such a constant.
+    // the main loop (issue 35).
     T acc[lanes];
 #pragma GCC unroll 64
     for (std::size_t k = 0; k < lanes; ++k) acc[k] = sum_identity<T>();
-    std::size_t i = 0;
-    if constexpr (Phase != 0) {
-        const std::size_t head = n < Phase ? n : Phase;
-#pragma GCC unroll 64
-        for (std::size_t k = 0; k < Phase; ++k) acc[k] = static_cast<T>(acc[k] + (k < head ? at(k) : sum_identity<T>()));
-        i = head;
-    }
     // The loop counts blocks down, so that both compilers keep the pointers alone and compare
     // them with their end: GCC 12 kept a block counter beside them under `i + lanes <= n` (one
     // instruction more per 256 bytes), and Clang 14 an index and two copies of it. That cost 16%
@@ -86,7 +66,8 @@ T lane_sum_phased(std::size_t n, At at) noexcept(noexcept(at(std::size_t{}))) {
     // 512 MB, 196 against 214 over 512 KB, medians of 11 and 15 rounds). The tail must start
     // from the loop's own i: from a separately computed n - n % lanes, Clang 14 no longer
     // vectorizes the loop into whole registers.
-    for (std::size_t blocks = (n - i) / lanes; blocks != 0; --blocks, i += lanes) {
+    std::size_t i = 0;
+    for (std::size_t blocks = n / lanes; blocks != 0; --blocks, i += lanes) {
         // The block's values first, then the adds: Clang vectorizes an expression's block
         // (x * y) only in this form. Unrolled, so that the partial sums live in registers at
         // -O2 too (GCC otherwise vectorizes a loop over them in memory there).
@@ -94,7 +75,7 @@ T lane_sum_phased(std::size_t n, At at) noexcept(noexcept(at(std::size_t{}))) {
 #pragma GCC unroll 64
         for (std::size_t k = 0; k < lanes; ++k) x[k] = at(i + k);
 #pragma GCC unroll 64
-        for (std::size_t k = 0; k < lanes; ++k) acc[(k + Phase) % lanes] = static_cast<T>(acc[(k + Phase) % lanes] + x[k]);
+        for (std::size_t k = 0; k < lanes; ++k) acc[k] = static_cast<T>(acc[k] + x[k]);
     }
     if (i < n) {
         // The tail as one more block, in its own lanes so that element j's lane is j % lanes
@@ -103,7 +84,7 @@ T lane_sum_phased(std::size_t n, At at) noexcept(noexcept(at(std::size_t{}))) {
 #pragma GCC unroll 64
         for (std::size_t k = 0; k < lanes; ++k) x[k] = i + k < n ? at(i + k) : sum_identity<T>();
 #pragma GCC unroll 64
-        for (std::size_t k = 0; k < lanes; ++k) acc[(k + Phase) % lanes] = static_cast<T>(acc[(k + Phase) % lanes] + x[k]);
+        for (std::size_t k = 0; k < lanes; ++k) acc[k] = static_cast<T>(acc[k] + x[k]);
     }
 #pragma GCC unroll 8
     for (std::size_t w = lanes / 2; w > 0; w /= 2)
@@ -112,25 +93,10 @@ T lane_sum_phased(std::size_t n, At at) noexcept(noexcept(at(std::size_t{}))) {
     return acc[0];
 }
 
-/// at(0) + ... + at(n - 1), element j into partial sum j % sum_lanes<T>, then the partial sums
-/// pairwise (lane k with lane k + w for w = lanes/2, lanes/4, ..., 1). `at` by value: a copy
-/// local to this function, whose pointers the compiler keeps in registers. `first`: the address
-/// of the element at(0) reads where the range reads one array (its 256-byte alignment chooses
-/// the blocks' phase, sum_phase), nullptr otherwise. Returns sum_identity<T>() for n == 0. The
-/// result depends on the values alone, never on `first`.
-template <lane_summable T, class At>
-T lane_sum(std::size_t n, At at, const void* first = nullptr) noexcept(noexcept(at(std::size_t{}))) {
-    constexpr std::size_t block = sum_lanes<T> * sizeof(T);
-    if constexpr (sum_phase<T> != 0)
-        if (first != nullptr && reinterpret_cast<std::uintptr_t>(first) % block == 0)
-            return lane_sum_phased<T, sum_phase<T>>(n, std::move(at));
-    return lane_sum_phased<T, 0>(n, std::move(at));
-}
-
 /// lane_sum over the contiguous elements p[0, n).
 template <lane_summable T>
 T lane_sum(const T* p, std::size_t n) noexcept {
-    return lane_sum<T>(n, [p](std::size_t i) noexcept { return p[i]; }, p);
+    return lane_sum<T>(n, [p](std::size_t i) noexcept { return p[i]; });
 }
 
 }  // namespace ccnuma::detail

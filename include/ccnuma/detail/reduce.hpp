@@ -68,11 +68,7 @@ struct sum_fold {
         if constexpr (lane_summable<V>) {
             // The node's evaluator by value: its pointers are then locals the compiler keeps in
             // registers (evaluator_of, expression.hpp).
-            // A leaf (a vector or view without an expression) reads one array, whose alignment
-            // chooses the kernel's blocks (sum_phase); an expression's leaves may differ.
-            const void* first = nullptr;
-            if constexpr (requires { ev.p + lo; }) first = ev.p + lo;
-            acc = lane_sum<V>(hi - lo, [ev, lo](std::size_t i) noexcept(noexcept(ev[i])) { return ev[lo + i]; }, first);
+            acc = lane_sum<V>(hi - lo, [ev, lo](std::size_t i) noexcept(noexcept(ev[i])) { return ev[lo + i]; });
         } else {
             acc = ev[lo];
             for (std::size_t i = lo + 1; i < hi; ++i) acc += ev[i];
