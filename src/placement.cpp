@@ -282,17 +282,30 @@ std::size_t mapping_length(std::size_t bytes, page_kind pg) {
 
 }  // namespace
 
-void* allocate(std::size_t bytes, const policy& p, std::size_t element_size, std::size_t alignment) {
+namespace {
+
+// The whole pages before the elements that hold a cookie of `cookie` bytes (none without one).
+std::size_t cookie_pages(std::size_t cookie) {
     const std::size_t page = detail::page_bytes();
+    return (cookie + page - 1) / page * page;
+}
+
+// allocate() and allocate_with_cookie(): the elements begin `cookie` bytes into the block.
+void* allocate_block(const char* operation, std::size_t cookie, std::size_t bytes, const policy& p,
+                     std::size_t element_size, std::size_t alignment) {
+    const std::size_t page = detail::page_bytes();
+    const std::string what = std::string(operation) + " of " + detail::human_bytes(bytes);
     if (alignment == 0 || (alignment & (alignment - 1)) != 0 || alignment > page)
-        detail::throw_error(errc::invalid_argument, "allocate of " + detail::human_bytes(bytes) + ": alignment " +
-                                                        std::to_string(alignment) +
+        detail::throw_error(errc::invalid_argument, what + ": alignment " + std::to_string(alignment) +
                                                         " is not a power of two up to the page size (" +
                                                         std::to_string(page) + ")");
+    if (cookie > bytes)
+        detail::throw_error(errc::invalid_argument, what + ": a cookie of " + std::to_string(cookie) +
+                                                        " bytes does not fit in the block (valid: at most " +
+                                                        std::to_string(bytes) + " bytes)");
     // Validate nodes first, so that a bad node is reported as such even for small blocks.
     const auto nodes = target_nodes(p, bytes);
     if (bytes < page) return ::operator new(std::max<std::size_t>(bytes, 1), std::align_val_t{alignment});
-
 
     // More than the policy's nodes hold can never be placed; refusing here is better than the
     // OOM killer later, when the pages are touched.
@@ -310,26 +323,50 @@ void* allocate(std::size_t bytes, const policy& p, std::size_t element_size, std
     if (bytes > std::numeric_limits<std::size_t>::max() - 2 * detail::huge_page_bytes()) throw std::bad_alloc();
 
     const page_kind pg = page_kind_of(p);
-    const std::size_t len = mapping_length(bytes, pg);
-    // Aligned to the placement unit, so that huge pages line up with it.
-    auto* start = static_cast<char*>(detail::map_anonymous(len, detail::unit_bytes(pg)));
+    const std::size_t pad = cookie_pages(cookie);
+    const std::size_t len = pad + mapping_length(bytes - cookie, pg);
+    // The elements start on the placement unit, so that huge pages line up with them and the
+    // partition's chunks begin where a page does, as for an array without a cookie.
+    auto* start = static_cast<char*>(detail::map_anonymous(len, detail::unit_bytes(pg), pad));
     if (start == nullptr) throw std::bad_alloc();
     try {
-        apply(start, bytes, p, element_size);
+        apply(start + pad, bytes - cookie, p, element_size);
     } catch (...) {
         (void)detail::unmap(start, len);
         throw;
     }
-    return start;
+    return start + pad - cookie;
 }
 
-void deallocate(void* ptr, std::size_t bytes, const policy& p, std::size_t alignment) noexcept {
+void deallocate_block(void* ptr, std::size_t cookie, std::size_t bytes, const policy& p,
+                      std::size_t alignment) noexcept {
     if (ptr == nullptr) return;
     if (bytes < detail::page_bytes()) {
         ::operator delete(ptr, std::align_val_t{alignment});
         return;
     }
-    (void)detail::unmap(ptr, mapping_length(bytes, page_kind_of(p)));
+    const std::size_t pad = cookie_pages(cookie);
+    (void)detail::unmap(static_cast<char*>(ptr) + cookie - pad, pad + mapping_length(bytes - cookie, page_kind_of(p)));
+}
+
+}  // namespace
+
+void* allocate(std::size_t bytes, const policy& p, std::size_t element_size, std::size_t alignment) {
+    return allocate_block("allocate", 0, bytes, p, element_size, alignment);
+}
+
+void deallocate(void* ptr, std::size_t bytes, const policy& p, std::size_t alignment) noexcept {
+    deallocate_block(ptr, 0, bytes, p, alignment);
+}
+
+void* allocate_with_cookie(std::size_t cookie, std::size_t bytes, const policy& p, std::size_t element_size,
+                           std::size_t alignment) {
+    return allocate_block("allocate_with_cookie", cookie, bytes, p, element_size, alignment);
+}
+
+void deallocate_with_cookie(void* ptr, std::size_t cookie, std::size_t bytes, const policy& p,
+                            std::size_t alignment) noexcept {
+    deallocate_block(ptr, cookie, bytes, p, alignment);
 }
 
 void place(void* ptr, std::size_t bytes, const policy& p, std::size_t element_size) {

@@ -105,25 +105,45 @@ private:
     ccnuma::policy policy_ = first_touch{};
 };
 
+namespace detail {
+// The Itanium C++ ABI's array cookie (section 2.7): a new-expression for a class whose usual
+// operator delete[] is sized, as parallel_new's is, asks for max(sizeof(size_t), alignof(T))
+// bytes more and stores the element count there, before the elements.
+template <class T>
+inline constexpr std::size_t array_cookie_bytes = alignof(T) > sizeof(std::size_t) ? alignof(T) : sizeof(std::size_t);
+}  // namespace detail
+
 /// CRTP base: `struct cell : ccnuma::parallel_new<cell> {...};` makes `new cell[n]` place its
 /// storage by `Policy` (partitioned over cells) before the cells are constructed, and
-/// `delete[]` free it. Single-object new and delete are left to the global operators.
+/// `delete[]` free it. From one page up, the cells start on a page (huge page), as an
+/// allocate()d array does, with the array cookie just before. Single-object new and delete are
+/// left to the global operators.
 template <class Derived, class Policy = first_touch>
 struct parallel_new {
-    static void* operator new[](std::size_t bytes) { return ccnuma::allocate(bytes, Policy{}, sizeof(Derived), align()); }
-    static void operator delete[](void* p, std::size_t bytes) noexcept { ccnuma::deallocate(p, bytes, Policy{}, align()); }
+    static void* operator new[](std::size_t bytes) {
+        return ccnuma::allocate_with_cookie(cookie(bytes), bytes, Policy{}, sizeof(Derived), align());
+    }
+    static void operator delete[](void* p, std::size_t bytes) noexcept {
+        ccnuma::deallocate_with_cookie(p, cookie(bytes), bytes, Policy{}, align());
+    }
     // Over-aligned classes (alignas(64) cells, say) come here.
     static void* operator new[](std::size_t bytes, std::align_val_t al) {
-        return ccnuma::allocate(bytes, Policy{}, sizeof(Derived), align(al));
+        return ccnuma::allocate_with_cookie(cookie(bytes), bytes, Policy{}, sizeof(Derived), align(al));
     }
     static void operator delete[](void* p, std::size_t bytes, std::align_val_t al) noexcept {
-        ccnuma::deallocate(p, bytes, Policy{}, align(al));
+        ccnuma::deallocate_with_cookie(p, cookie(bytes), bytes, Policy{}, align(al));
     }
 
 private:
     static constexpr std::size_t align(std::align_val_t al = std::align_val_t{0}) noexcept {
         const auto a = static_cast<std::size_t>(al);
         return a > alignof(std::max_align_t) ? a : alignof(std::max_align_t);
+    }
+    // The cookie a new-expression of whole cells adds; none for a size that is not one (a direct
+    // call of operator new[], or another ABI). New and delete get the same size, so they agree.
+    static constexpr std::size_t cookie(std::size_t bytes) noexcept {
+        constexpr std::size_t c = detail::array_cookie_bytes<Derived>;
+        return bytes >= c && (bytes - c) % sizeof(Derived) == 0 ? c : 0;
     }
 };
 

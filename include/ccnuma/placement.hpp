@@ -260,6 +260,23 @@ void* allocate(std::size_t bytes, const policy& p, std::size_t element_size = 1,
 void deallocate(void* ptr, std::size_t bytes, const policy& p,
                 std::size_t alignment = alignof(std::max_align_t)) noexcept;
 
+/// As allocate(), for a class's operator new[] whose block begins with an array cookie of
+/// `cookie` bytes (the element count the new-expression stores before the elements): a block of
+/// at least a page has its elements, `cookie` bytes in, on a page (huge page) boundary, and the
+/// partition is taken over the elements alone, as for an array without a cookie. The cookie
+/// then lies at the end of a page of its own before them. Without this, the cookie shifts every
+/// element off its line and every chunk boundary off its page. The block returned is aligned to
+/// the largest power of two that divides `cookie` (the ABI makes the cookie a multiple of the
+/// elements' alignment); smaller blocks come from the heap, aligned to `alignment`. Throws as
+/// allocate(), and ccnuma::error (errc::invalid_argument) for a cookie longer than the block.
+void* allocate_with_cookie(std::size_t cookie, std::size_t bytes, const policy& p, std::size_t element_size = 1,
+                           std::size_t alignment = alignof(std::max_align_t));
+
+/// Frees memory from allocate_with_cookie() with the same cookie, bytes, policy page size and
+/// alignment.
+void deallocate_with_cookie(void* ptr, std::size_t cookie, std::size_t bytes, const policy& p,
+                            std::size_t alignment = alignof(std::max_align_t)) noexcept;
+
 /// Applies `p` to memory that is already mapped (page-aligned `ptr`): first_touch writes
 /// untouched pages, the others set the memory policy for pages not yet faulted in. Use
 /// ccnuma::migrate() (pages.hpp) to move pages that already exist.

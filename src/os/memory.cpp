@@ -14,15 +14,16 @@
 
 namespace ccnuma::detail {
 
-void* map_anonymous(std::size_t bytes, std::size_t align) noexcept {
+void* map_anonymous(std::size_t bytes, std::size_t align, std::size_t offset) noexcept {
     if (align <= page_bytes()) align = 0;  // mmap's own alignment suffices
-    if (bytes == 0 || bytes > SIZE_MAX - align) return nullptr;
+    if (bytes == 0 || bytes > SIZE_MAX - align || offset % page_bytes() != 0) return nullptr;
     void* raw = ::mmap(nullptr, bytes + align, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (raw == MAP_FAILED) return nullptr;
     if (align == 0) return raw;
     // Mapped with `align` to spare, then trimmed to the aligned start: the kernel has no aligned mmap.
     auto* start = static_cast<char*>(raw);
-    auto* aligned = reinterpret_cast<char*>((reinterpret_cast<std::uintptr_t>(raw) + align - 1) / align * align);
+    const auto at = reinterpret_cast<std::uintptr_t>(raw) + offset % align;
+    auto* aligned = reinterpret_cast<char*>((at + align - 1) / align * align - offset % align);
     if (aligned > start) ::munmap(start, static_cast<std::size_t>(aligned - start));
     const std::size_t tail = static_cast<std::size_t>(start + bytes + align - (aligned + bytes));
     if (tail) ::munmap(aligned + bytes, tail);

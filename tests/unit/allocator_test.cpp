@@ -4,6 +4,9 @@
 #include <ccnuma/error.hpp>
 
 #include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstdint>
 
 #include <list>
 #include <map>
@@ -66,6 +69,53 @@ TEST(ParallelNew, ArraysAreConstructedInPlacedStorageAndFreed) {
         w[n - 1].v[7] = 2;
         delete[] w;
     }
+}
+
+// Issue 35: the array cookie of a sized delete[] (8 bytes, the element count) used to come first
+// on the block's page, so every cell sat 8 bytes off its line and page: the slowest arrays of
+// `ccnuma-bench placement`. From one page up the cells now start on a page, the cookie just
+// before them, and the elements are what the partition splits.
+struct number : ccnuma::parallel_new<number> {
+    double v = 0;
+};
+constexpr std::size_t cells = 3000;  // 24000 bytes, an odd number of pages
+struct exactly_partitioned : ccnuma::first_touch {
+    exactly_partitioned() { sched.partition = ccnuma::partition::equal(cells, 2); }
+};
+struct counted : ccnuma::parallel_new<counted, exactly_partitioned> {
+    double v = 0;
+};
+
+TEST(Issue35, ParallelNewCellsStartOnAPage) {
+    const auto page = static_cast<std::uintptr_t>(sysconf(_SC_PAGESIZE));
+    auto on_page = [&](const void* p) { return reinterpret_cast<std::uintptr_t>(p) % page == 0; };
+    for (std::size_t n : {std::size_t{512}, std::size_t{513}, std::size_t{100000}}) {
+        SCOPED_TRACE(n);
+        number* a = new number[n];  // trivially destructible: the cookie is the sized delete[]'s
+        EXPECT_TRUE(on_page(a)) << a;
+        a[n - 1].v = 1;
+        delete[] a;
+        tracked* t = new tracked[n];
+        EXPECT_TRUE(on_page(t)) << t;
+        EXPECT_EQ(tracked::live, static_cast<int>(n));
+        delete[] t;
+        EXPECT_EQ(tracked::live, 0);
+        wide* w = new wide[n];  // over-aligned: a 64-byte cookie
+        EXPECT_TRUE(on_page(w)) << w;
+        w[n - 1].v[7] = 2;
+        delete[] w;
+    }
+    // Below a page the heap serves, aligned as the class needs.
+    number* small = new number[100];
+    EXPECT_EQ(reinterpret_cast<std::uintptr_t>(small) % alignof(number), 0u);
+    delete[] small;
+    // A partition of exactly the cells is accepted: the cookie is not counted as an element (it
+    // made the range one element longer, which such a partition refuses).
+    counted* c = nullptr;
+    EXPECT_NO_THROW(c = new counted[cells]);
+    EXPECT_TRUE(on_page(c)) << c;
+    delete[] c;
+    EXPECT_THROW((void)new counted[cells + 1], ccnuma::error);
 }
 
 // Issue 17 (newcomer friction): the policy types an allocator takes, as a concept. A wrong one is

@@ -199,6 +199,59 @@ TEST(Allocate, EveryPolicyAndSizeGivesUsableAlignedMemory) {
     }
 }
 
+// Issue 35: allocate_with_cookie puts the elements, not the block, on the placement unit, maps
+// the cookie's page before them, and deallocate_with_cookie unmaps all of it.
+TEST(Allocate, WithCookieTheElementsStartOnTheUnitAndEverythingIsFreed) {
+    auto mapped_pages = [](const char* from, std::size_t bytes) {
+        std::size_t count = 0;
+        unsigned char in_core = 0;
+        for (std::size_t off = 0; off < bytes; off += page)
+            count += ::mincore(const_cast<char*>(from) + off, page, &in_core) == 0;  // ENOMEM: unmapped
+        return count;
+    };
+    ccnuma::set_diagnostic_handler({});  // the one-page blocks are split over the team on purpose
+    const ccnuma::policy policies[] = {ccnuma::first_touch{}, ccnuma::blocked{}, ccnuma::interleave{},
+                                       ccnuma::first_touch{}.pages(ccnuma::page_kind::huge)};
+    for (const auto& pol : policies) {
+        const std::size_t huge = ccnuma::support().huge_page_size;
+        const std::size_t unit = ccnuma::page_kind_of(pol) == ccnuma::page_kind::huge && huge ? huge : page;
+        for (std::size_t cookie : {std::size_t{8}, std::size_t{16}, std::size_t{64}, page, page + 8}) {
+            for (std::size_t elements : {page - 8, 3 * page + 8, std::size_t{5} << 20}) {
+                const std::size_t bytes = cookie + elements;
+                SCOPED_TRACE(ccnuma::to_string(pol) + " cookie " + std::to_string(cookie) + " bytes " +
+                             std::to_string(bytes));
+                auto* p = static_cast<char*>(ccnuma::allocate_with_cookie(cookie, bytes, pol, 8));
+                ASSERT_NE(p, nullptr);
+                const auto at = reinterpret_cast<std::uintptr_t>(p + cookie);
+                EXPECT_EQ(at % unit, 0u);
+                EXPECT_EQ(reinterpret_cast<std::uintptr_t>(p) % (cookie & -cookie), 0u);
+                std::memset(p, 0x5a, bytes);
+                // The cookie's whole pages and the elements' units, and nothing else, are mapped.
+                const std::size_t pad = (cookie + page - 1) / page * page;
+                const std::size_t len = pad + (elements + unit - 1) / unit * unit;
+                char* start = p + cookie - pad;
+                EXPECT_EQ(mapped_pages(start, len), len / page);
+                ccnuma::deallocate_with_cookie(p, cookie, bytes, pol);
+                EXPECT_EQ(mapped_pages(start, len), 0u);
+            }
+        }
+    }
+    // Below a page the heap serves, as allocate() does.
+    void* small = ccnuma::allocate_with_cookie(8, 100, ccnuma::first_touch{}, 8, 64);
+    EXPECT_EQ(reinterpret_cast<std::uintptr_t>(small) % 64, 0u);
+    std::memset(small, 1, 100);
+    ccnuma::deallocate_with_cookie(small, 8, 100, ccnuma::first_touch{}, 64);
+    try {
+        (void)ccnuma::allocate_with_cookie(2 * page, page, ccnuma::first_touch{});
+        ADD_FAILURE() << "accepted";
+    } catch (const ccnuma::error& e) {
+        EXPECT_EQ(e.code(), ccnuma::make_error_code(ccnuma::errc::invalid_argument));
+        EXPECT_EQ(std::string(e.what()), "ccnuma: allocate_with_cookie of 4.0 KiB: a cookie of " +
+                                             std::to_string(2 * page) + " bytes does not fit in the block (valid: at most " +
+                                             std::to_string(page) + " bytes)");
+    }
+}
+
 TEST(Allocate, FirstTouchKeepsContentOfPlacedMemory) {
     // place() on memory that is already written must not change it ("non-destructive").
     const std::size_t bytes = 64 * page;

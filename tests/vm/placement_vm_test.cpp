@@ -124,12 +124,15 @@ struct cell : ccnuma::parallel_new<cell<Policy>, Policy> {
     double v[8] = {};
 };
 
-// new[] of `cells` cells with Policy, checked by `check`; the array cookie of the sized
-// delete[] shifts the cells off the page boundary, as it does for users' classes.
+// new[] of `cells` cells with Policy, checked by `check`. The array cookie of the sized delete[]
+// comes first; the cells start on the placement unit after it (issue 35), as for raw allocate.
 template <class Policy, class Check>
 void with_cells(Check check) {
     constexpr std::size_t cells = n / 8;
     auto* c = new cell<Policy>[cells];
+    const std::size_t huge = ccnuma::support().huge_page_size;
+    const std::size_t unit = ccnuma::page_kind_of(Policy{}) == ccnuma::page_kind::huge && huge ? huge : page;
+    EXPECT_EQ(reinterpret_cast<std::uintptr_t>(c) % unit, 0u) << static_cast<const void*>(c);
     check(reinterpret_cast<const double*>(c), cells * 8);
     delete[] c;
 }
