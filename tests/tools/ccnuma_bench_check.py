@@ -260,6 +260,13 @@ def kernel_test(binary, kernel, extra):
             modes = {r["counters"].split("streaming_stores=")[1][:8] for r in rows if r["kernel"] == "placement-triad"}
             check(len(modes) == 1, "one store mode for all placement variants: %s" % modes)
             check("every variant runs the same compiled loop" in out, "placement says its variants run one loop")
+            # Where b starts in its page, on every row: 0 for the arrays ccnuma maps, the
+            # parallel_new class array included since its cells follow the cookie's page (issue 35).
+            offsets = {r["variant"]: r["counters"].split("b_page_offset=")[1].split(";")[0] for r in rows
+                       if "b_page_offset=" in r["counters"]}
+            check(len(offsets) == 9, "placement reports b_page_offset for every variant: %s" % sorted(offsets))
+            for v in ("parallel_new class array", "ccnuma::vector", "std::vector + allocator<first_touch>"):
+                check(float(offsets.get(v, "nan")) == 0, "%s starts b on a page: %s" % (v, offsets.get(v)))
         if kernel == "spmv":
             # One compiled loop on four placements, the expert's loop beside them; every row
             # with its pages against the loop's row owners, every placement paired with the expert.

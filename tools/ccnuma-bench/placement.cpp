@@ -108,6 +108,16 @@ std::optional<double> frame_runs(const team_pieces& pieces, bool all_four) {
     return static_cast<double>(runs);
 }
 
+/// Where b's first element lies in its page, in bytes: 0 for the arrays ccnuma maps, 16 for
+/// glibc's malloc (std::vector), the array cookie's 8 for a parallel_new class before issue 35.
+/// The same loop is slower where its vector loads span two cache lines (docs/benchmarks.md).
+std::optional<double> b_page_offset(const team_pieces& pieces) {
+    for (const auto& mine : pieces)
+        for (const piece& p : mine)
+            if (p.len) return static_cast<double>(reinterpret_cast<std::uintptr_t>(p.b) % ccnuma::support().page_size);
+    return std::nullopt;
+}
+
 team_pieces blocks(double* const* p, std::size_t n, unsigned threads) {
     team_pieces out(threads);
     for (unsigned t = 0; t < threads; ++t) {
@@ -345,6 +355,7 @@ void placement(const options& o, report& out) {
                             static_cast<double>(count);
                     if (triad) r.counters["streaming_stores"] = nt ? 1 : 0;
                     if (const auto runs = frame_runs(pieces[k], triad)) r.counters["frame_runs"] = *runs;
+                    if (const auto offset = b_page_offset(pieces[k])) r.counters["b_page_offset"] = *offset;
                     rs.push_back(std::move(r));
                 }
                 // The spread between the variants: on one node, the same code on the same kind of
@@ -357,11 +368,11 @@ void placement(const options& o, report& out) {
                 char buf[600];
                 std::snprintf(buf, sizeof buf,
                               "%s n = %zu, %u threads: every variant runs the same compiled loop%s; largest median / smallest = "
-                              "%.3f%s; paired with the raw parallel first touch, ",
+                              "%.3f (b_page_offset: where b starts in its page%s, which differ between variants even on one "
+                              "node); paired with the raw parallel first touch, ",
                               kernel, n, t, triad ? (nt ? " with streaming stores" : " with regular stores") : "", median_spread(rs),
                               ccnuma::support().pfn_visible
-                                  ? " (frame_runs: runs of consecutive physical frames under the arrays read, which differ between "
-                                    "variants even on one node)"
+                                  ? "; frame_runs: runs of consecutive physical frames under the arrays read"
                                   : "");
                 out.note(buf + verdicts);
                 for (auto& r : rs) out.add(std::move(r));
