@@ -682,7 +682,8 @@ void sums_in_lane_order() {
     ASSERT_EQ(reinterpret_cast<std::uintptr_t>(aligned) % block, 0U);
     std::copy(x.begin(), x.end(), storage->v);
     for (const T* base : {static_cast<const T*>(x.data()), aligned}) {
-        for (std::size_t off : {std::size_t{0}, std::size_t{1}, std::size_t{5}, line, block / sizeof(T)})
+        for (std::size_t off : {std::size_t{0}, std::size_t{1}, std::size_t{2}, std::size_t{3}, std::size_t{5}, std::size_t{7},
+                                line - 1, line, line + 3, block / sizeof(T)})
             for (std::size_t n = 0; n + off <= x.size(); n += n < 80 ? 1 : 29) {
                 const T* b = base + off;
                 const T want = lane_order_reference(b, n), got = ccnuma::detail::lane_sum(b, n);

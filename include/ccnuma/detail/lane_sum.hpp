@@ -12,6 +12,7 @@
 // only on the range, never on the ISA, the alignment or the compiler's choices.
 
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <type_traits>
 
@@ -45,20 +46,48 @@ template <class T, class V, class Op>
 concept plain_sum = lane_summable<T> && std::is_same_v<std::remove_cv_t<V>, T> &&
                     (std::is_same_v<Op, std::plus<>> || std::is_same_v<Op, std::plus<T>>);
 
+/// The bytes a vector load should start on: a cache line, the widest vector (AVX-512) too.
+inline constexpr std::size_t sum_line_bytes = 64;
+
+/// How many elements from p to the next cache line (0 where p is on one, or is not aligned to
+/// its own type): where lane_sum's blocks start, so that their vector loads never span two
+/// lines. Summing an array from 8, 16 or 32 bytes into a line read 0.68 of the speed from the
+/// line on 2 threads, 0.83 on 1 (bench/offset_spread, issue 35): glibc's malloc starts a large
+/// std::vector 16 bytes into its mapping.
+template <class T>
+std::size_t to_line(const T* p) noexcept {
+    const auto a = reinterpret_cast<std::uintptr_t>(p);
+    if (a % alignof(T) != 0 || sum_line_bytes % sizeof(T) != 0) return 0;
+    return (sum_line_bytes - a % sum_line_bytes) % sum_line_bytes / sizeof(T);
+}
+
 /// at(0) + ... + at(n - 1), element j into partial sum j % sum_lanes<T>, then the partial sums
 /// pairwise (lane k with lane k + w for w = lanes/2, lanes/4, ..., 1). `at` by value: a copy
 /// local to this function, whose pointers the compiler keeps in registers. Returns
-/// sum_identity<T>() for n == 0.
+/// sum_identity<T>() for n == 0. The whole blocks start at element `start` (to_line's count
+/// for the range's first address, below a block's lanes; otherwise 0): that changes where the
+/// loads fall, never a bit of the result.
 template <lane_summable T, class At>
-T lane_sum(std::size_t n, At at) noexcept(noexcept(at(std::size_t{}))) {
+T lane_sum(std::size_t n, At at, std::size_t start = 0) noexcept(noexcept(at(std::size_t{}))) {
     constexpr std::size_t lanes = sum_lanes<T>;
+    if (start >= lanes || start > n) start = 0;
     // Every loop over the lanes is unrolled and indexed by constants only, so that the partial
     // sums can stay in registers throughout: one index not known at compile time (a tail loop
     // over acc[k]) puts the whole array in memory, which cost Clang 14 a fifth of its speed in
     // the main loop (issue 35).
+    // acc[k] sums the elements j with (j - start) % lanes == k, which is lane (start + k) % lanes.
+    // The elements before `start` are the first of their lanes, so they start those partial
+    // sums (a lane's first add is to the identity, which changes no bit): every lane adds its
+    // elements in the same order whatever `start` is. They go to a separate array, by a loop of
+    // its own, and acc is copied from it whole: acc[k] chosen per lane at run time made Clang 14
+    // keep the partial sums in 16 xmm registers instead of 4 zmm, in the main loop too.
+    T head[lanes];
+#pragma GCC unroll 64
+    for (std::size_t k = 0; k < lanes; ++k) head[k] = sum_identity<T>();
+    for (std::size_t j = 0; j < start; ++j) head[lanes - start + j] = at(j);
     T acc[lanes];
 #pragma GCC unroll 64
-    for (std::size_t k = 0; k < lanes; ++k) acc[k] = sum_identity<T>();
+    for (std::size_t k = 0; k < lanes; ++k) acc[k] = head[k];
     // The loop counts blocks down, so that both compilers keep the pointers alone and compare
     // them with their end: GCC 12 kept a block counter beside them under `i + lanes <= n` (one
     // instruction more per 256 bytes), and Clang 14 an index and two copies of it. That cost 16%
@@ -66,8 +95,8 @@ T lane_sum(std::size_t n, At at) noexcept(noexcept(at(std::size_t{}))) {
     // 512 MB, 196 against 214 over 512 KB, medians of 11 and 15 rounds). The tail must start
     // from the loop's own i: from a separately computed n - n % lanes, Clang 14 no longer
     // vectorizes the loop into whole registers.
-    std::size_t i = 0;
-    for (std::size_t blocks = n / lanes; blocks != 0; --blocks, i += lanes) {
+    std::size_t i = start;
+    for (std::size_t blocks = (n - start) / lanes; blocks != 0; --blocks, i += lanes) {
         // The block's values first, then the adds: Clang vectorizes an expression's block
         // (x * y) only in this form. Unrolled, so that the partial sums live in registers at
         // -O2 too (GCC otherwise vectorizes a loop over them in memory there).
@@ -86,6 +115,16 @@ T lane_sum(std::size_t n, At at) noexcept(noexcept(at(std::size_t{}))) {
 #pragma GCC unroll 64
         for (std::size_t k = 0; k < lanes; ++k) acc[k] = static_cast<T>(acc[k] + x[k]);
     }
+    if (start != 0) {
+        // Back to lane order, once: the rotation's index is known only at run time, so it goes
+        // through a copy, and acc itself is still indexed by constants only.
+        T copy[lanes], lane[lanes];
+#pragma GCC unroll 64
+        for (std::size_t k = 0; k < lanes; ++k) copy[k] = acc[k];
+        for (std::size_t k = 0; k < lanes; ++k) lane[(start + k) % lanes] = copy[k];
+#pragma GCC unroll 64
+        for (std::size_t k = 0; k < lanes; ++k) acc[k] = lane[k];
+    }
 #pragma GCC unroll 8
     for (std::size_t w = lanes / 2; w > 0; w /= 2)
 #pragma GCC unroll 64
@@ -93,10 +132,10 @@ T lane_sum(std::size_t n, At at) noexcept(noexcept(at(std::size_t{}))) {
     return acc[0];
 }
 
-/// lane_sum over the contiguous elements p[0, n).
+/// lane_sum over the contiguous elements p[0, n), its blocks from p's next cache line.
 template <lane_summable T>
 T lane_sum(const T* p, std::size_t n) noexcept {
-    return lane_sum<T>(n, [p](std::size_t i) noexcept { return p[i]; });
+    return lane_sum<T>(n, [p](std::size_t i) noexcept { return p[i]; }, to_line(p));
 }
 
 }  // namespace ccnuma::detail

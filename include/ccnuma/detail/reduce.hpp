@@ -68,7 +68,12 @@ struct sum_fold {
         if constexpr (lane_summable<V>) {
             // The node's evaluator by value: its pointers are then locals the compiler keeps in
             // registers (evaluator_of, expression.hpp).
-            acc = lane_sum<V>(hi - lo, [ev, lo](std::size_t i) noexcept(noexcept(ev[i])) { return ev[lo + i]; });
+            // An operand of one array (its evaluator hands out references) starts the blocks on
+            // a cache line; an expression's values have no address and start them at lo.
+            std::size_t start = 0;
+            if constexpr (std::is_lvalue_reference_v<decltype(ev[lo])>)
+                if (hi > lo) start = to_line(&ev[lo]);
+            acc = lane_sum<V>(hi - lo, [ev, lo](std::size_t i) noexcept(noexcept(ev[i])) { return ev[lo + i]; }, start);
         } else {
             acc = ev[lo];
             for (std::size_t i = lo + 1; i < hi; ++i) acc += ev[i];
