@@ -24,6 +24,7 @@
 #include <list>
 #include <memory>
 #include <numeric>
+#include <optional>
 #include <ranges>
 #include <set>
 #include <span>
@@ -489,6 +490,25 @@ TEST(Vector, Reductions) {
     EXPECT_EQ(ccnuma::min(x), 1.0 / static_cast<double>(n));
     // The same team gives the same bits every time.
     EXPECT_EQ(ccnuma::sum(x), ccnuma::sum(x));
+    // Issue 35: a view's sum starts its vector loads on a cache line; the same values give the
+    // same bits from any address (every offset into a line, for doubles and floats).
+    const auto from_any_address = [&](auto zero) {
+        using T = decltype(zero);
+        std::vector<T> values(n);
+        for (std::size_t i = 0; i < n; ++i)
+            values[i] = static_cast<T>(std::ldexp((i % 3 == 0 ? -1.0 : 1.0) * (1.0 + static_cast<double>((i * 7919) % 1000) / 997.0),
+                                                  static_cast<int>((i * 13) % 34) - 10));
+        std::vector<T> storage(n + 64 / sizeof(T));
+        std::optional<T> first;
+        for (std::size_t off = 0; off < 64 / sizeof(T); ++off) {
+            std::copy(values.begin(), values.end(), storage.begin() + static_cast<std::ptrdiff_t>(off));
+            const T got = ccnuma::sum(ccnuma::view(storage.data() + off, n));
+            if (!first) first = got;
+            EXPECT_EQ(std::memcmp(&*first, &got, sizeof(T)), 0) << "offset " << off << ": " << *first << " " << got;
+        }
+    };
+    from_any_address(0.0);
+    from_any_address(0.0f);
 
     const ccnuma::vector<double> empty;
     EXPECT_EQ(ccnuma::sum(empty), 0.0);

@@ -107,24 +107,18 @@ T lane_sum(std::size_t n, At at, std::size_t start = 0) noexcept(noexcept(at(std
         for (std::size_t k = 0; k < lanes; ++k) acc[k] = static_cast<T>(acc[k] + x[k]);
     }
     if (i < n) {
-        // The tail as one more block, in its own lanes so that element j's lane is j % lanes
-        // whatever n is; a lane with no element adds the identity, which changes no bit.
+        // The tail as one more block, in its own lanes so that element j's lane is
+        // (j - start) % lanes whatever n is; a lane with no element adds the identity, which changes no bit.
         T x[lanes];
 #pragma GCC unroll 64
         for (std::size_t k = 0; k < lanes; ++k) x[k] = i + k < n ? at(i + k) : sum_identity<T>();
 #pragma GCC unroll 64
         for (std::size_t k = 0; k < lanes; ++k) acc[k] = static_cast<T>(acc[k] + x[k]);
     }
-    if (start != 0) {
-        // Back to lane order, once: the rotation's index is known only at run time, so it goes
-        // through a copy, and acc itself is still indexed by constants only.
-        T copy[lanes], lane[lanes];
-#pragma GCC unroll 64
-        for (std::size_t k = 0; k < lanes; ++k) copy[k] = acc[k];
-        for (std::size_t k = 0; k < lanes; ++k) lane[(start + k) % lanes] = copy[k];
-#pragma GCC unroll 64
-        for (std::size_t k = 0; k < lanes; ++k) acc[k] = lane[k];
-    }
+    // acc holds the lanes rotated by `start`, and the tree needs no rotation back: each level
+    // adds lane k to lane k + w (mod 2w), a rotation maps those pairs onto the same pairs, and
+    // a + b is b + a to the bit, so each level's sums are the unrotated ones, rotated, and the
+    // last one is the same number.
 #pragma GCC unroll 8
     for (std::size_t w = lanes / 2; w > 0; w /= 2)
 #pragma GCC unroll 64
