@@ -8,8 +8,12 @@
 // the bits, to the compiler and the ISA. Here element j of a range goes to accumulator
 // j % lanes, a fixed array of lanes partial sums combined in a fixed tree at the end: the
 // reassociation is written out, so the compiler vectorizes the adds without any permission
-// (packed SSE2 at -O2, 8 ymm or 4 zmm accumulators with -march=native) and the result depends
-// only on the range, never on the ISA, the alignment or the compiler's choices.
+// (packed SSE2 at -O2, 8 ymm or 4 zmm accumulators with -march=native) and a sum of values
+// depends only on the range, never on the ISA, the alignment or the compiler's choices. A sum
+// of products (dot) is the exception: GCC contracts a product and its add into one FMA (its
+// default, -ffp-contract=fast), Clang 14 rounds twice, and GCC does so in the main loop but
+// not in the head or the tail, so its bits differ between the compilers and would move with
+// the blocks' start; only a sum of one array's values (lane_sum(p, n), sum_fold) moves it.
 
 #include <cstddef>
 #include <cstdint>
