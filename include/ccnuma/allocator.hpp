@@ -116,22 +116,23 @@ inline constexpr std::size_t array_cookie_bytes = alignof(T) > sizeof(std::size_
 /// CRTP base: `struct cell : ccnuma::parallel_new<cell> {...};` makes `new cell[n]` place its
 /// storage by `Policy` (partitioned over cells) before the cells are constructed, and
 /// `delete[]` free it. From one page up, the cells start on a page (huge page), as an
-/// allocate()d array does, with the array cookie just before. Single-object new and delete are
-/// left to the global operators.
+/// allocate()d array does, with the array cookie just before, and the partition is over the
+/// cells alone (except for an odd count of 8-byte cells; see cookie()). Single-object new and
+/// delete are left to the global operators.
 template <class Derived, class Policy = first_touch>
 struct parallel_new {
     static void* operator new[](std::size_t bytes) {
-        return ccnuma::allocate_with_cookie(cookie(bytes), bytes, Policy{}, sizeof(Derived), align());
+        return ccnuma::allocate_with_cookie(cookie(bytes, std::align_val_t{0}), bytes, Policy{}, sizeof(Derived), align());
     }
     static void operator delete[](void* p, std::size_t bytes) noexcept {
-        ccnuma::deallocate_with_cookie(p, cookie(bytes), bytes, Policy{}, align());
+        ccnuma::deallocate_with_cookie(p, cookie(bytes, std::align_val_t{0}), bytes, Policy{}, align());
     }
     // Over-aligned classes (alignas(64) cells, say) come here.
     static void* operator new[](std::size_t bytes, std::align_val_t al) {
-        return ccnuma::allocate_with_cookie(cookie(bytes), bytes, Policy{}, sizeof(Derived), align(al));
+        return ccnuma::allocate_with_cookie(cookie(bytes, al), bytes, Policy{}, sizeof(Derived), align(al));
     }
     static void operator delete[](void* p, std::size_t bytes, std::align_val_t al) noexcept {
-        ccnuma::deallocate_with_cookie(p, cookie(bytes), bytes, Policy{}, align(al));
+        ccnuma::deallocate_with_cookie(p, cookie(bytes, al), bytes, Policy{}, align(al));
     }
 
 private:
@@ -139,10 +140,22 @@ private:
         const auto a = static_cast<std::size_t>(al);
         return a > alignof(std::max_align_t) ? a : alignof(std::max_align_t);
     }
-    // The cookie a new-expression of whole cells adds; none for a size that is not one (a direct
-    // call of operator new[], or another ABI). New and delete get the same size, so they agree.
-    static constexpr std::size_t cookie(std::size_t bytes) noexcept {
-        constexpr std::size_t c = detail::array_cookie_bytes<Derived>;
+    // The bytes the new-expression puts before the elements, so that they start on a page: the
+    // cookie of the class allocated, Derived or a class derived from it (which inherits these
+    // operators), max(sizeof(size_t), its alignment). The over-aligned overload is told that
+    // alignment. The plain one knows only that it is at most __STDCPP_DEFAULT_NEW_ALIGNMENT__
+    // (16), and a block 8 bytes before a page suits only classes aligned to 8: it takes
+    // Derived's 8-byte cookie where the size rules out a class aligned to 16 (whose arrays ask
+    // for a multiple of 16), and none otherwise (an odd count of 8-byte cells: the block on the
+    // page, the elements 8 bytes in). None either for a size that is not whole cells after the
+    // cookie (a direct call of operator new[], a derived class, another ABI). New and delete
+    // see the same size, so they agree.
+    static constexpr std::size_t cookie(std::size_t bytes, std::align_val_t al) noexcept {
+        constexpr std::size_t most = __STDCPP_DEFAULT_NEW_ALIGNMENT__;
+        const auto told = static_cast<std::size_t>(al);
+        const std::size_t c = told != 0 ? (told > sizeof(std::size_t) ? told : sizeof(std::size_t))
+                                        : detail::array_cookie_bytes<Derived>;
+        if (told == 0 && c < most && bytes % most == 0) return 0;
         return bytes >= c && (bytes - c) % sizeof(Derived) == 0 ? c : 0;
     }
 };

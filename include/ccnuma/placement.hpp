@@ -265,10 +265,12 @@ void deallocate(void* ptr, std::size_t bytes, const policy& p,
 /// at least a page has its elements, `cookie` bytes in, on a page (huge page) boundary, and the
 /// partition is taken over the elements alone, as for an array without a cookie. The cookie
 /// then lies at the end of a page of its own before them. Without this, the cookie shifts every
-/// element off its line and every chunk boundary off its page. The block returned is aligned to
-/// the largest power of two that divides `cookie` (the ABI makes the cookie a multiple of the
-/// elements' alignment); smaller blocks come from the heap, aligned to `alignment`. Throws as
-/// allocate(), and ccnuma::error (errc::invalid_argument) for a cookie longer than the block.
+/// element off its line and every chunk boundary off its page. A mapped block is then `cookie`
+/// bytes before a page, aligned to the largest power of two up to the page that divides
+/// `cookie` (the ABI makes a cookie a multiple of its class's alignment; pass the cookie the
+/// compiler uses for the class allocated, or 0); `alignment` is that of the smaller blocks the
+/// heap serves. Throws as allocate(), and ccnuma::error (errc::invalid_argument) for a cookie
+/// longer than the block.
 void* allocate_with_cookie(std::size_t cookie, std::size_t bytes, const policy& p, std::size_t element_size = 1,
                            std::size_t alignment = alignof(std::max_align_t));
 

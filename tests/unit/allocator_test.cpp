@@ -78,44 +78,64 @@ TEST(ParallelNew, ArraysAreConstructedInPlacedStorageAndFreed) {
 struct number : ccnuma::parallel_new<number> {
     double v = 0;
 };
-constexpr std::size_t cells = 3000;  // 24000 bytes, an odd number of pages
+constexpr std::size_t cells = 30000;  // 240,000 bytes: mapped, whatever the page size up to 64 KiB
 struct exactly_partitioned : ccnuma::first_touch {
     exactly_partitioned() { sched.partition = ccnuma::partition::equal(cells, 2); }
 };
 struct counted : ccnuma::parallel_new<counted, exactly_partitioned> {
     double v = 0;
 };
+// Classes derived from a parallel_new class inherit its operators, with their own cookie: 16
+// bytes for one aligned to 16 (through the plain operator new[]), its alignment for an
+// over-aligned one. Their elements must be aligned for them.
+struct number16 : number {
+    alignas(16) double w = 0;
+};
+struct number64 : number {
+    alignas(64) double w = 0;
+};
 
 TEST(Issue35, ParallelNewCellsStartOnAPage) {
     const auto page = static_cast<std::uintptr_t>(sysconf(_SC_PAGESIZE));
-    auto on_page = [&](const void* p) { return reinterpret_cast<std::uintptr_t>(p) % page == 0; };
-    for (std::size_t n : {std::size_t{512}, std::size_t{513}, std::size_t{100000}}) {
+    auto offset = [&](const void* p) { return reinterpret_cast<std::uintptr_t>(p) % page; };
+    for (std::size_t n : {std::size_t{page / 8}, std::size_t{page / 8 + 1}, std::size_t{100000}}) {
         SCOPED_TRACE(n);
         number* a = new number[n];  // trivially destructible: the cookie is the sized delete[]'s
-        EXPECT_TRUE(on_page(a)) << a;
+        // An odd count of 8-byte cells asks for what 16-byte-aligned cells could: the block stays
+        // on the page, the cells 8 bytes in.
+        EXPECT_EQ(offset(a), n % 2 == 0 ? 0u : 8u) << a;
         a[n - 1].v = 1;
         delete[] a;
         tracked* t = new tracked[n];
-        EXPECT_TRUE(on_page(t)) << t;
+        EXPECT_EQ(offset(t), 0u) << t;
         EXPECT_EQ(tracked::live, static_cast<int>(n));
         delete[] t;
         EXPECT_EQ(tracked::live, 0);
         wide* w = new wide[n];  // over-aligned: a 64-byte cookie
-        EXPECT_TRUE(on_page(w)) << w;
+        EXPECT_EQ(offset(w), 0u) << w;
         w[n - 1].v[7] = 2;
         delete[] w;
+        number16* d16 = new number16[n];
+        EXPECT_EQ(offset(d16) % alignof(number16), 0u) << d16;
+        d16[n - 1].w = 3;
+        delete[] d16;
+        number64* d64 = new number64[n];
+        EXPECT_EQ(offset(d64), 0u) << d64;
+        d64[n - 1].w = 4;
+        delete[] d64;
     }
-    // Below a page the heap serves, aligned as the class needs.
+    // Below a page the heap serves the block (the cookie, then the cells) aligned as operator
+    // new[] is.
     number* small = new number[100];
-    EXPECT_EQ(reinterpret_cast<std::uintptr_t>(small) % alignof(number), 0u);
+    EXPECT_EQ((reinterpret_cast<std::uintptr_t>(small) - sizeof(std::size_t)) % __STDCPP_DEFAULT_NEW_ALIGNMENT__, 0u);
     delete[] small;
     // A partition of exactly the cells is accepted: the cookie is not counted as an element (it
     // made the range one element longer, which such a partition refuses).
     counted* c = nullptr;
     EXPECT_NO_THROW(c = new counted[cells]);
-    EXPECT_TRUE(on_page(c)) << c;
+    EXPECT_EQ(offset(c), 0u) << c;
     delete[] c;
-    EXPECT_THROW((void)new counted[cells + 1], ccnuma::error);
+    EXPECT_THROW((void)new counted[cells + 2], ccnuma::error);
 }
 
 // Issue 17 (newcomer friction): the policy types an allocator takes, as a concept. A wrong one is

@@ -246,9 +246,12 @@ TEST(Allocate, WithCookieTheElementsStartOnTheUnitAndEverythingIsFreed) {
         ADD_FAILURE() << "accepted";
     } catch (const ccnuma::error& e) {
         EXPECT_EQ(e.code(), ccnuma::make_error_code(ccnuma::errc::invalid_argument));
-        EXPECT_EQ(std::string(e.what()), "ccnuma: allocate_with_cookie of 4.0 KiB: a cookie of " +
-                                             std::to_string(2 * page) + " bytes does not fit in the block (valid: at most " +
-                                             std::to_string(page) + " bytes)");
+        const std::string m = e.what();
+        EXPECT_EQ(m.rfind("ccnuma: allocate_with_cookie of ", 0), 0u) << m;
+        EXPECT_NE(m.find(": a cookie of " + std::to_string(2 * page) + " bytes does not fit in the block (valid: at most " +
+                         std::to_string(page) + " bytes)"),
+                  std::string::npos)
+            << m;
     }
 }
 

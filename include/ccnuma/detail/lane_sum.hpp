@@ -122,7 +122,8 @@ T lane_sum(std::size_t n, At at, std::size_t start = 0) noexcept(noexcept(at(std
     // acc holds the lanes rotated by `start`, and the tree needs no rotation back: each level
     // adds lane k to lane k + w (mod 2w), a rotation maps those pairs onto the same pairs, and
     // a + b is b + a to the bit, so each level's sums are the unrotated ones, rotated, and the
-    // last one is the same number.
+    // last one is the same number. (Two NaNs of different payloads are the exception: x86's add
+    // keeps its first operand's, so which of them a NaN sum carries may move with `start`.)
 #pragma GCC unroll 8
     for (std::size_t w = lanes / 2; w > 0; w /= 2)
 #pragma GCC unroll 64
