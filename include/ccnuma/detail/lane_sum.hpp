@@ -10,10 +10,12 @@
 // reassociation is written out, so the compiler vectorizes the adds without any permission
 // (packed SSE2 at -O2, 8 ymm or 4 zmm accumulators with -march=native) and a sum of values
 // depends only on the range, never on the ISA, the alignment or the compiler's choices. A sum
-// of products (dot) is the exception: GCC contracts a product and its add into one FMA (its
-// default, -ffp-contract=fast), Clang 14 rounds twice, and GCC does so in the main loop but
-// not in the head or the tail, so its bits differ between the compilers and would move with
-// the blocks' start; only a sum of one array's values (lane_sum(p, n), sum_fold) moves it.
+// of products (dot) is the exception between compilers: GCC contracts a product and its add
+// into one FMA (its default, -ffp-contract=fast, where the target has FMA), Clang 14 rounds
+// twice, so their bits differ. Within one build they do not move with the blocks' start: the
+// head's elements are their lanes' first, where an FMA into the identity rounds as the product
+// alone does, and GCC contracts the tail as it does the blocks. That holds for the compilers' default contraction; Clang under
+// -ffp-contract=fast would contract the blocks but not its form of the tail.
 
 #include <cstddef>
 #include <cstdint>
@@ -112,12 +114,30 @@ T lane_sum(std::size_t n, At at, std::size_t start = 0) noexcept(noexcept(at(std
     }
     if (i < n) {
         // The tail as one more block, in its own lanes so that element j's lane is
-        // (j - start) % lanes whatever n is; a lane with no element adds the identity, which changes no bit.
+        // (j - start) % lanes whatever n is.
+#if defined(__clang__)
+        // A lane with no element adds the identity, which changes no bit. Clang contracts a
+        // product and an add only within one expression (-ffp-contract=on, its default), never
+        // across at()'s return, so an element rounds alike here and in the blocks. The form
+        // below (GCC's) made Clang 14 keep the partial sums in 16 xmm registers in the main
+        // loop: a sum over 512 KB ran at 108 GB/s instead of 200 (issue 35).
         T x[lanes];
 #pragma GCC unroll 64
         for (std::size_t k = 0; k < lanes; ++k) x[k] = i + k < n ? at(i + k) : sum_identity<T>();
 #pragma GCC unroll 64
         for (std::size_t k = 0; k < lanes; ++k) acc[k] = static_cast<T>(acc[k] + x[k]);
+#else
+        // Each element is added as the main loop adds it, acc[k] + at(i + k) in one statement.
+        // GCC contracts a product and the add that uses it into an FMA across statements
+        // (-ffp-contract=fast, its default where FMA instructions exist), so it does so here as
+        // in the blocks, and an element rounds the same whether `start` puts it in a block or in
+        // the tail. A select between at(i + k) and the identity, added after, kept the product
+        // from the add: a dot's bits moved with its operands' address (issue 35,
+        // tests/unit/vector_native_test.cpp).
+#pragma GCC unroll 64
+        for (std::size_t k = 0; k < lanes; ++k)
+            if (i + k < n) acc[k] = static_cast<T>(acc[k] + at(i + k));
+#endif
     }
     // acc holds the lanes rotated by `start`, and the tree needs no rotation back: each level
     // adds lane k to lane k + w (mod 2w), a rotation maps those pairs onto the same pairs, and

@@ -68,11 +68,8 @@ struct sum_fold {
         if constexpr (lane_summable<V>) {
             // The node's evaluator by value: its pointers are then locals the compiler keeps in
             // registers (evaluator_of, expression.hpp).
-            // An operand of one array (its evaluator hands out references) starts the blocks on
-            // a cache line; an expression's values have no address and start them at lo.
-            std::size_t start = 0;
-            if constexpr (std::is_lvalue_reference_v<decltype(ev[lo])>)
-                if (hi > lo) start = to_line(&ev[lo]);
+            // The blocks start on a cache line of the expression's first array (line_start).
+            const std::size_t start = hi > lo ? ev.line_start(lo) : 0;
             acc = lane_sum<V>(hi - lo, [ev, lo](std::size_t i) noexcept(noexcept(ev[i])) { return ev[lo + i]; }, start);
         } else {
             acc = ev[lo];
