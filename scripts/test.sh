@@ -26,13 +26,14 @@
 #          OMPT tool's tests (OmptTool.*), which the next stage runs under the compiler of libomp.
 #          Nor what runs no code of ours that the other asan tests do not: the plots and
 #          compare.py (Python reading a run's files: bench_check_plot*, bench_check_compare),
-#          real likwid-bench peers (bench_check_peers: 80 s of likwid-bench's start-up sleeps;
+#          real likwid-bench peers (bench_check_peers: 46 s of likwid-bench's start-up sleeps;
 #          the peers' parsing runs here under fake likwid-bench scripts, Issue23_*, Issue35_1),
 #          and the lstopo comparison (topology.Issue22_NumberingAndPlansAgreeWithLstopo: 420 ASan
 #          process starts, 96 s, for numbering that no compiler changes; the same loads and plans
 #          run here in binding's corpus test).
-#          ccnuma-bench is built portable here (no -march=native twin to build twice) and the
-#          examples are not built (their runs are the gcc and clang builds' job).
+#          ccnuma-bench is built portable here (no -march=native twin to build twice), and neither
+#          the examples nor bench/'s programs are built (their runs are the gcc and clang builds'
+#          job; bench/ took 76 compile-seconds a build).
 #   asan-clang  Clang 14 with ASan+UBSan: the OMPT tool (libccnuma-ompt.so, which only libomp
 #          loads) and its tests, so that the tool's memory errors are caught (issue 32, item 4),
 #          and the libFuzzer targets (label fuzz), which need clang and a sanitizer; here the
@@ -91,7 +92,7 @@ export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktra
 # targets, each of them a loop (libFuzzer's runs, the OMPT tool's programs), all at -O1.
 sanitize=(-DCMAKE_BUILD_TYPE=Debug -DCCNUMA_SANITIZE=ON -DCCNUMA_TEST_GUESTS=OFF)
 stage asan "" "-LE package|vm|mpi|slurm -E $large|^OmptTool\\.|^bench_check_(plot|compare|peers$)|^topology\\.Issue22_" "${gcc[@]}" "${sanitize[@]}" \
-  -DCMAKE_CXX_FLAGS_DEBUG=-g1 -DCMAKE_C_FLAGS_DEBUG=-g1 -DCCNUMA_BENCH_NATIVE=OFF -DCCNUMA_BUILD_EXAMPLES=OFF
+  -DCMAKE_CXX_FLAGS_DEBUG=-g1 -DCMAKE_C_FLAGS_DEBUG=-g1 -DCCNUMA_BENCH_NATIVE=OFF -DCCNUMA_BUILD_EXAMPLES=OFF -DCCNUMA_BUILD_BENCH=OFF
 stage asan-clang "ompt_test fuzz_targets" "-R ^OmptTool\\.|^fuzz\\." "${clang[@]}" "${sanitize[@]}" \
   -DCMAKE_CXX_FLAGS_DEBUG="-g1 -O1" -DCMAKE_C_FLAGS_DEBUG="-g1 -O1"
 

@@ -588,6 +588,18 @@ def main(argv):
     inputs, output, variants = parse_args(argv)
     for path in inputs:
         check_input(path)
+    labels = source_labels(inputs)
+    several = len(inputs) > 1
+    runs = []
+    # The files first: a bad one is refused before matplotlib's import (0.7 s here), which the
+    # reading needs not.
+    for path, label in zip(inputs, labels):
+        try:
+            runs.append((label,) + tuple((read_json if path.endswith(".json") else read_csv)(path)))
+        except (OSError, UnicodeDecodeError, BadInput, csv.Error) as e:
+            fail("cannot read %s: %s" % (path, e))
+        except Exception as e:  # whatever else the file did: still one line that names it
+            fail("cannot read %s: %s: %s" % (path, type(e).__name__, e))
     try:
         import matplotlib
         matplotlib.use("Agg")
@@ -596,17 +608,6 @@ def main(argv):
         fail("matplotlib is missing (%s): install Debian's python3-matplotlib (scripts/deps.sh)" % e)
     from matplotlib.figure import Figure
     fmt = image_format(output, Figure().canvas.get_supported_filetypes())
-
-    labels = source_labels(inputs)
-    several = len(inputs) > 1
-    runs = []
-    for path, label in zip(inputs, labels):
-        try:
-            runs.append((label,) + tuple((read_json if path.endswith(".json") else read_csv)(path)))
-        except (OSError, UnicodeDecodeError, BadInput, csv.Error) as e:
-            fail("cannot read %s: %s" % (path, e))
-        except Exception as e:  # whatever else the file did: still one line that names it
-            fail("cannot read %s: %s: %s" % (path, type(e).__name__, e))
     # Files that are parts of one sweep (one per thread count, say: same context, no kernel,
     # variant, N and thread count in two of them) are drawn as one run, so that a curve runs
     # through all of them. Otherwise the file is part of every key: a second run of the same
