@@ -5,12 +5,15 @@
 // its blocks on a cache line of its first array (detail/lane_sum.hpp, line_start): the same
 // values from any address must give the same bits.
 
+#include <ccnuma/detail/lane_sum.hpp>
 #include <ccnuma/vector.hpp>
 #include <ccnuma/vector_view.hpp>
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <cstddef>
 #include <cstring>
 #include <optional>
@@ -28,7 +31,10 @@ std::vector<T> values(std::size_t n, unsigned seed) {
     std::uniform_real_distribution<double> mantissa(-1.0, 1.0);
     std::uniform_int_distribution<int> exponent(-8, 8);
     std::vector<T> v(n);
-    for (auto& x : v) x = static_cast<T>(std::ldexp(mantissa(gen), exponent(gen)));
+    for (auto& x : v) {
+        const double m = mantissa(gen);  // before the exponent: an argument list's order is the compiler's
+        x = static_cast<T>(std::ldexp(m, exponent(gen)));
+    }
     return v;
 }
 
@@ -89,8 +95,63 @@ TEST(VectorNative, BuiltForThisCpu) {
 #endif
 }
 
+// The kernel itself, over products: every start below a block and every n up to three blocks
+// give the bits of start 0, each element read once. The head, the blocks and the tail all round
+// a product as the others do (the tail's form is the compiler's: lane_sum.hpp).
+template <class T>
+void lane_sum_of_products_from_every_start() {
+    constexpr std::size_t lanes = ccnuma::detail::sum_lanes<T>;
+    const auto x = values<T>(3 * lanes, 4), y = values<T>(3 * lanes, 5);
+    for (std::size_t n = 0; n <= 3 * lanes; ++n) {
+        std::vector<unsigned> reads(n);
+        const auto at = [&](std::size_t i) {
+            ++reads[i];
+            return x[i] * y[i];
+        };
+        const T first = ccnuma::detail::lane_sum<T>(n, at, 0);
+        for (std::size_t start = 1; start < 2 * lanes; ++start) {
+            std::fill(reads.begin(), reads.end(), 0u);
+            const T got = ccnuma::detail::lane_sum<T>(n, at, start);
+            EXPECT_TRUE(same_bits(first, got)) << "n " << n << ", start " << start << ": " << first << " then " << got;
+            EXPECT_EQ(std::count(reads.begin(), reads.end(), 1u), static_cast<std::ptrdiff_t>(n)) << "n " << n << ", start " << start;
+        }
+    }
+}
+
+TEST(VectorNative, LaneSumOfProductsGivesTheSameBitsFromEveryStart) {
+    lane_sum_of_products_from_every_start<double>();
+    lane_sum_of_products_from_every_start<float>();
+}
+
+// Where a sum of an expression starts its blocks: on a line of its first array operand, a scalar
+// before it or not; elements of a type that does not divide a line leave the start at 0.
+TEST(VectorNative, ExpressionsStartOnALineOfTheirFirstArray) {
+    std::vector<double> xs(64), ys(64);
+    std::vector<float> fs(64);
+    for (std::size_t off = 0; off < 8; ++off) {
+        const auto x = ccnuma::view(xs.data() + off, 32), y = ccnuma::view(ys.data() + off + 1, 32);
+        const auto f = ccnuma::view(fs.data() + off, 32);
+        for (std::size_t lo : {std::size_t{0}, std::size_t{3}, std::size_t{17}}) {
+            const std::size_t want = ccnuma::detail::to_line(xs.data() + off + lo);
+            EXPECT_EQ(ccnuma::detail::node_of(x).eval().line_start(lo), want) << off << " " << lo;
+            EXPECT_EQ(ccnuma::detail::node_of(x * y).eval().line_start(lo), want) << off << " " << lo;
+            EXPECT_EQ(ccnuma::detail::node_of(2.0 * (x * y)).eval().line_start(lo), want) << off << " " << lo;
+            EXPECT_EQ(ccnuma::detail::node_of(-(x + y)).eval().line_start(lo), want) << off << " " << lo;
+            EXPECT_EQ(ccnuma::detail::node_of(y * x).eval().line_start(lo), ccnuma::detail::to_line(ys.data() + off + 1 + lo));
+            // A float operand first in a double expression: its own line, counted in elements.
+            EXPECT_EQ(ccnuma::detail::node_of(f * x).eval().line_start(lo), ccnuma::detail::to_line(fs.data() + off + lo));
+        }
+        EXPECT_LT(ccnuma::detail::to_line(xs.data() + off), 8u);
+    }
+    struct three {
+        char c[3];
+    };
+    std::vector<three> odd(8);
+    EXPECT_EQ(ccnuma::detail::to_line(odd.data() + 1), 0u) << "3-byte elements never fill a line exactly";
+}
+
 TEST(VectorNative, ReductionsOfProductsGiveTheSameBitsFromAnyAddress) {
-    // Sizes with every remainder past the blocks' 256 bytes, for one team and for the default.
+    // Sizes below, at and past a block (32 doubles, 64 floats), with the default team.
     for (std::size_t n : {std::size_t{1}, std::size_t{7}, std::size_t{31}, std::size_t{100}, std::size_t{1001}, std::size_t{20011}}) {
         from_any_address<double>(n);
         from_any_address<float>(n);

@@ -134,7 +134,7 @@ void assign_node(T* dst, std::size_t n, const Node& e, const ccnuma::schedule& s
     // but element i of the operands: the loop is elementwise.
     const auto node = e.eval();
     if constexpr (Node::nothrow && nothrow_element_assign<T, Node>)
-        parallel_elementwise(n, s, [dst, node](std::size_t i) noexcept { dst[i] = node[i]; });
+        parallel_elementwise(n, s, dst, [dst, node](std::size_t i) noexcept { dst[i] = node[i]; });
     else
         parallel_for(n, s, [dst, node](std::size_t i) noexcept(Node::nothrow && nothrow_element_assign<T, Node>) { dst[i] = node[i]; });
 }

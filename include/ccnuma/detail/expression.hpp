@@ -6,7 +6,7 @@
 // binary<add, leaf, binary<mul, leaf, leaf>>, which detail/evaluate.hpp evaluates as node[i]
 // in one parallel loop that the compiler inlines into the same code as the hand-written triad.
 
-#include <ccnuma/detail/lane_sum.hpp>
+#include <ccnuma/detail/line.hpp>
 #include <ccnuma/detail/throw_error.hpp>
 #include <ccnuma/schedule.hpp>
 

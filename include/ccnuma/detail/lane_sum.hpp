@@ -14,11 +14,14 @@
 // into one FMA (its default, -ffp-contract=fast, where the target has FMA), Clang 14 rounds
 // twice, so their bits differ. Within one build they do not move with the blocks' start: the
 // head's elements are their lanes' first, where an FMA into the identity rounds as the product
-// alone does, and GCC contracts the tail as it does the blocks. That holds for the compilers' default contraction; Clang under
-// -ffp-contract=fast would contract the blocks but not its form of the tail.
+// alone does, and GCC contracts the tail as it does the blocks. That holds for the compilers'
+// default contraction; Clang under -ffp-contract=fast would contract the blocks but not its
+// form of the tail, and a compiler that defines __clang__ but contracts across statements
+// (Intel's icpx) takes Clang's form.
+
+#include <ccnuma/detail/line.hpp>
 
 #include <cstddef>
-#include <cstdint>
 #include <functional>
 #include <type_traits>
 
@@ -52,31 +55,19 @@ template <class T, class V, class Op>
 concept plain_sum = lane_summable<T> && std::is_same_v<std::remove_cv_t<V>, T> &&
                     (std::is_same_v<Op, std::plus<>> || std::is_same_v<Op, std::plus<T>>);
 
-/// The bytes a vector load should start on: a cache line, the widest vector (AVX-512) too.
-inline constexpr std::size_t sum_line_bytes = 64;
-
-/// How many elements from p to the next cache line (0 where p is on one, or is not aligned to
-/// its own type): where lane_sum's blocks start, so that their vector loads never span two
-/// lines. Summing an array from 8, 16 or 32 bytes into a line read 0.68 of the speed from the
-/// line on 2 threads, 0.83 on 1 (bench/offset_spread, issue 35): glibc's malloc starts a large
-/// std::vector 16 bytes into its mapping.
-template <class T>
-std::size_t to_line(const T* p) noexcept {
-    const auto a = reinterpret_cast<std::uintptr_t>(p);
-    if (a % alignof(T) != 0 || sum_line_bytes % sizeof(T) != 0) return 0;
-    return (sum_line_bytes - a % sum_line_bytes) % sum_line_bytes / sizeof(T);
-}
-
 /// at(0) + ... + at(n - 1), element j into partial sum j % sum_lanes<T>, then the partial sums
 /// pairwise (lane k with lane k + w for w = lanes/2, lanes/4, ..., 1). `at` by value: a copy
 /// local to this function, whose pointers the compiler keeps in registers. Returns
-/// sum_identity<T>() for n == 0. The whole blocks start at element `start` (to_line's count
-/// for the range's first address, below a block's lanes; otherwise 0): that changes where the
-/// loads fall, never a bit of the result.
+/// sum_identity<T>() for n == 0. The whole blocks start at element `start` modulo a block
+/// (to_line's count for the range's first address; 0 where that is past n): that changes where
+/// the loads fall, never a bit of the result. A count past a block comes from an operand
+/// narrower than T (int8_t elements in a sum of doubles: up to 63 to a line, 32 lanes); modulo
+/// the block, that operand's loads still start on a block's width.
 template <lane_summable T, class At>
 T lane_sum(std::size_t n, At at, std::size_t start = 0) noexcept(noexcept(at(std::size_t{}))) {
     constexpr std::size_t lanes = sum_lanes<T>;
-    if (start >= lanes || start > n) start = 0;
+    start %= lanes;
+    if (start > n) start = 0;
     // Every loop over the lanes is unrolled and indexed by constants only, so that the partial
     // sums can stay in registers throughout: one index not known at compile time (a tail loop
     // over acc[k]) puts the whole array in memory, which cost Clang 14 a fifth of its speed in
