@@ -238,8 +238,7 @@ bool simd_piece(L& out, std::size_t k, Shifted&& shifted, const At& at) {
                   std::is_nothrow_assignable_v<std::iter_reference_t<L>, decltype(at(std::size_t{}))>) {
         if (k == 0 || shifted()) return false;
         auto* const o = std::to_address(out);
-        CCNUMA_DETAIL_ELEMENTWISE_SIMD
-        for (std::size_t i = 0; i < k; ++i) o[i] = at(i);
+        detail::elementwise_range(o, 0, k, [o, &at](std::size_t i) noexcept { o[i] = at(i); });
         out += static_cast<std::iter_difference_t<L>>(k);
         return true;
     } else {

@@ -329,8 +329,7 @@ public:
         } else {
             detail::static_ranges(n, s, rank_, size_, [&](std::size_t lo, std::size_t hi) {
                 if constexpr (Node::nothrow && detail::nothrow_element_assign<T, Node>) {
-                    CCNUMA_DETAIL_ELEMENTWISE_SIMD
-                    for (std::size_t i = lo; i < hi; ++i) out[i] = ev[i];
+                    detail::elementwise_range(out, lo, hi, [out, ev](std::size_t i) noexcept { out[i] = ev[i]; });
                 } else {
                     for (std::size_t i = lo; i < hi; ++i) out[i] = ev[i];
                 }

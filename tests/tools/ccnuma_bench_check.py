@@ -21,6 +21,7 @@ a PNG, and bad options give one line on stderr and a non-zero exit.
 import csv
 import json
 import os
+import shlex
 import subprocess
 import sys
 import tempfile
@@ -726,7 +727,8 @@ def peers_test(binary):
         wrapper = os.path.join(narrow, "likwid-bench")
         with open(wrapper, "w") as f:
             f.write("#!/bin/bash\nset -o pipefail\nif [ \"$1\" = -a ]; then\n"
-                    "  '%s' -a | grep -E '^(copy|stream|sum)_(mem_)?(avx|sse) '\n  exit\nfi\nexec '%s' \"$@\"\n" % (real, real))
+                    "  %s -a | grep -E '^(copy|stream|sum)_(mem_)?(avx|sse) '\n  exit\nfi\nexec %s \"$@\"\n"
+                    % (shlex.quote(real), shlex.quote(real)))
         os.chmod(wrapper, 0o755)
         env = dict(os.environ, PATH=narrow + os.pathsep + os.environ.get("PATH", ""))
         for kernel, family in (("stream", "likwid-bench copy_"), ("sum", "likwid-bench sum_")):

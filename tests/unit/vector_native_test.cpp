@@ -148,6 +148,14 @@ TEST(VectorNative, ExpressionsStartOnALineOfTheirFirstArray) {
     };
     std::vector<three> odd(8);
     EXPECT_EQ(ccnuma::detail::to_line(odd.data() + 1), 0u) << "3-byte elements never fill a line exactly";
+    // 16-byte elements aligned to 8 (std::complex<double>'s shape), 8 bytes into 16: no whole
+    // number of them reaches a line (the address alone is asked; nothing is read through it).
+    struct two {
+        double re, im;
+    };
+    alignas(64) static double storage[32];
+    EXPECT_EQ(ccnuma::detail::to_line(reinterpret_cast<const two*>(storage + 1)), 0u);
+    EXPECT_EQ(ccnuma::detail::to_line(reinterpret_cast<const two*>(storage + 2)), 3u);
 }
 
 TEST(VectorNative, ReductionsOfProductsGiveTheSameBitsFromAnyAddress) {

@@ -528,8 +528,9 @@ TEST(Vector, Reductions) {
 
 // Issue 35: an assignment's loop starts on a cache line of its destination, the elements
 // before it in a loop of their own (detail::parallel_elementwise). Views from every offset into
-// a line, sizes around a line and a team's parts: every element written once, with its value,
-// and nothing outside the view.
+// a line, sizes around a line and a team's parts: x = x + b + c * 2 (the destination an operand,
+// so that an element written twice would show twice) changes every element of the view once,
+// and nothing outside it.
 TEST(Vector, AssignmentIntoAViewFromAnyAddress) {
     std::vector<double> a(2000 + 16), b(a.size()), c(a.size());
     for (std::size_t i = 0; i < b.size(); ++i) {
@@ -538,12 +539,13 @@ TEST(Vector, AssignmentIntoAViewFromAnyAddress) {
     }
     for (std::size_t off = 0; off < 8; ++off)
         for (std::size_t n : {std::size_t{1}, std::size_t{7}, std::size_t{8}, std::size_t{9}, std::size_t{15}, std::size_t{1001}, std::size_t{2000}}) {
-            std::fill(a.begin(), a.end(), -1.0);
+            for (std::size_t i = 0; i < a.size(); ++i) a[i] = static_cast<double>(i % 7);
             auto x = ccnuma::view(a.data() + off, n);
             x.set_store_mode(ccnuma::stores::regular);
-            x = ccnuma::view(std::as_const(b).data() + off, n) + ccnuma::view(std::as_const(c).data() + off, n) * 2.0;
+            x = x + ccnuma::view(std::as_const(b).data() + off, n) + ccnuma::view(std::as_const(c).data() + off, n) * 2.0;
             for (std::size_t i = 0; i < a.size(); ++i) {
-                const double want = i >= off && i < off + n ? b[i] + c[i] * 2.0 : -1.0;
+                const double before = static_cast<double>(i % 7);
+                const double want = i >= off && i < off + n ? before + b[i] + c[i] * 2.0 : before;
                 ASSERT_EQ(a[i], want) << "offset " << off << ", n " << n << ", element " << i;
             }
         }

@@ -72,7 +72,7 @@ struct leaf {
         /// the expression starts its blocks, so that the loads of its first array never span
         /// two lines (issue 35: a dot from 16 bytes into a line ran at 0.58 to 0.68 of the speed
         /// from the line). Every node answers for its first array operand.
-        std::size_t line_start(std::size_t i) const noexcept { return to_line(p + i); }
+        std::size_t line_start(std::size_t i) const noexcept { return detail::to_line(p + i); }
     };
     evaluator eval() const noexcept { return {p}; }
     template <class F>

@@ -145,7 +145,7 @@ T lane_sum(std::size_t n, At at, std::size_t start = 0) noexcept(noexcept(at(std
 /// lane_sum over the contiguous elements p[0, n), its blocks from p's next cache line.
 template <lane_summable T>
 T lane_sum(const T* p, std::size_t n) noexcept {
-    return lane_sum<T>(n, [p](std::size_t i) noexcept { return p[i]; }, to_line(p));
+    return lane_sum<T>(n, [p](std::size_t i) noexcept { return p[i]; }, detail::to_line(p));
 }
 
 }  // namespace ccnuma::detail

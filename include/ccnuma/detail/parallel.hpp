@@ -394,31 +394,41 @@ void parallel_ranges(std::size_t n, const ccnuma::schedule& s, operation_name op
     });
 }
 
-/// body(i) for i in [0, n) in a new team, partitioned by `s`, for a body whose iterations are
-/// independent of each other (an element of an expression written to the same element of the
-/// destination): each thread's static ranges as `omp simd` loops (with GCC; see
-/// CCNUMA_DETAIL_ELEMENTWISE_SIMD). The simd construct is what vectorizes the loop at -O2: GCC 12's -O2 cost model ("very cheap")
-/// refuses every loop that needs an epilogue, so the triad ran scalar there, at 0.70 of the
-/// expert's `omp parallel for simd` in the L2 (issue 35). Not for parallel_for's general bodies,
-/// which may carry a dependence from one iteration to the next within a thread.
-/// The vector loop of each range starts on a cache line of `dst` (to_line), the elements before
-/// it in a loop of their own: the compilers' loops do not align themselves, and a triad into a
-/// view 8, 16 or 32 bytes into a line ran at 0.66 to 0.74 of the speed from the line on 2
-/// threads in the L3, 0.90 on 1 from memory (issue 35). Operands at the destination's offset
-/// (as std::vectors from malloc are) are then aligned too.
+/// body(i) for i in [lo, hi), a body whose iterations are independent of each other (an element
+/// of an expression written to the same element of the destination `dst`), as an `omp simd`
+/// loop (with GCC; see CCNUMA_DETAIL_ELEMENTWISE_SIMD) that starts on a cache line of dst
+/// (to_line), the elements before it in a loop of their own. The simd construct is what
+/// vectorizes the loop at -O2: GCC 12's -O2 cost model ("very cheap") refuses every loop that
+/// needs an epilogue, so the triad ran scalar there, at 0.70 of the expert's `omp parallel for
+/// simd` in the L2 (issue 35). The line: the compilers' loops do not align themselves, and a
+/// triad into a view 8, 16 or 32 bytes into a line ran at 0.59 to 0.82 of the speed from the
+/// line on 2 threads in the L2 and L3, 0.87 on 1 from memory (issue 35). Operands at the
+/// destination's offset (as std::vectors from malloc are) are then aligned too. The one loop
+/// of every elementwise write with regular stores: vector assignment (parallel_elementwise),
+/// team::assign and par::transform's contiguous pieces.
+template <class T, class Body>
+void elementwise_range(const T* dst, std::size_t lo, std::size_t hi, const Body& body) noexcept {
+    static_assert(noexcept(body(std::size_t{})), "an elementwise body cannot throw");
+    const std::size_t line = std::min(hi, lo + detail::to_line(dst + lo));
+    for (std::size_t i = lo; i < line; ++i) body(i);
+    CCNUMA_DETAIL_ELEMENTWISE_SIMD
+    for (std::size_t i = line; i < hi; ++i) body(i);
+}
+
+/// body(i) for i in [0, n) in a new team, partitioned by `s`: each thread's static ranges as
+/// elementwise_range loops over `dst`. Not for parallel_for's general bodies, which may carry a
+/// dependence from one iteration to the next within a thread.
 template <class T, class Body>
 void parallel_elementwise(std::size_t n, const ccnuma::schedule& s, const T* dst, const Body& body) {
-    static_assert(noexcept(body(std::size_t{})), "an elementwise body cannot throw");
     // Each thread's ranges from the copy of the runtime's partition (static_ranges, as the
     // streaming writes use), each an `omp simd` loop: `#pragma omp for simd` inside a lambda
     // crashed clang 14's code generation (a segfault in EmitOMPForSimdDirective). Through
     // parallel_ranges, so that the region's closure holds the body and the schedule's numbers
     // by value, in lines of its own.
     parallel_ranges(n, s, "a parallel loop", [b = region_copy(body), dst](std::size_t lo, std::size_t hi) noexcept {
-        const std::size_t line = std::min(hi, lo + to_line(dst + lo));
-        for (std::size_t i = lo; i < line; ++i) b(i);
-        CCNUMA_DETAIL_ELEMENTWISE_SIMD
-        for (std::size_t i = line; i < hi; ++i) b(i);
+        // b is the body or a std::reference_wrapper to it (region_copy), whose operator() is not
+        // noexcept in libstdc++ 12: the body itself is called.
+        elementwise_range(dst, lo, hi, static_cast<const Body&>(b));
     });
 }
 
