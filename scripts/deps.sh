@@ -14,11 +14,14 @@ set -euo pipefail
 # libomp-dev: LLVM's OpenMP runtime, Clang's, and omp-tools.h, which every build (GCC's too) needs for
 # libccnuma-ompt.so and the libomp programs of its tests.
 # slurmctld, slurmd, slurm-client, munge: the single-node Slurm of the slurm test (tests/slurm).
+# llvm: llvm-symbolizer, which Clang's sanitizer runtimes run to name the functions in a report's
+# stacks (GCC's carry their own); without it the asan stage's reports are addresses, and
+# sanitizers.LeakInAParallelRegionIsReported, which looks for a function's name, fails.
 # zstd, xz-utils: ccnuma-vm decompresses the cached kernel with them once, to boot its ELF image
 # directly (docs/tools/ccnuma-vm.md); its tests compress synthetic kernels with them and gzip.
 packages=(cmake make g++ clang libomp-dev libhwloc-dev hwloc-nox pkg-config libgtest-dev util-linux qemu-system-x86
   nlohmann-json3-dev libclang-rt-14-dev openmpi-bin libopenmpi-dev python3-matplotlib likwid
-  libbenchmark-tools python3-scipy slurmctld slurmd slurm-client munge numactl zstd xz-utils)
+  libbenchmark-tools python3-scipy slurmctld slurmd slurm-client munge numactl zstd xz-utils llvm)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -19,8 +19,8 @@
 #          and not the Python checks of ccnuma-bench's outputs, plot, options and likwid-bench
 #          peers (bench_check_*, Issue23_*, Issue32_*): what they check is the same whatever
 #          compiled the kernels, which bench_kernel_* run here. Nor the lstopo comparison
-#          (topology.Issue22_*: 19 s of lstopo and hwloc-calc runs, for numbering that no
-#          compiler changes; the same loads and plans run here in binding's corpus test).
+#          (topology.Issue22_*: 19 s of lstopo, ccnuma-info and ccnuma-run runs, for numbering
+#          that no compiler changes; the same loads and plans run here in binding's corpus test).
 #   asan   Clang 14 + libomp with ASan+UBSan (Debug; -O1 where the tests spend their time): unit,
 #          tools, the OMPT tool (libccnuma-ompt.so, which only libomp loads) and its tests, so
 #          that the tool's memory errors are caught (issue 32, item 4), and the libFuzzer targets
@@ -31,8 +31,11 @@
 #          fresh run's 2,659). The library's code paths are the same under either runtime; what
 #          libgomp alone drives (GOMP_CPU_AFFINITY, its wait policy) runs in the gcc stage.
 #          libomp 14 leaks a hot team's buffers when a region grows the team; LSAN_OPTIONS
-#          below suppresses exactly those (tests/sanitizers/lsan_libomp.supp says how, and
-#          sanitizers.LeakInAParallelRegionIsReported checks that ccnuma's own leaks still show).
+#          below suppresses every leak allocated by libomp itself (an allocation's first two
+#          frames name libomp), and keeps two frames of every allocation and free in ASan's
+#          reports too (tests/sanitizers/lsan_libomp.supp says why).
+#          sanitizers.LeakInAParallelRegionIsReported checks that ccnuma's own leaks, in
+#          parallel regions too, still show, and that libomp's were suppressed.
 #          Not mpi (Open MPI's own allocations at exit read as leaks), not package (it installs
 #          and links a consumer without the sanitizer runtime, the other builds' job), not vm
 #          (same code paths as above), not slurm, not the large machines (6x slower under ASan,
