@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <utility>
 
 namespace ccnuma::detail {
 
@@ -17,21 +18,30 @@ std::atomic<int> starting{0};
 openmp_start_up::openmp_start_up() noexcept { starting.fetch_add(1, std::memory_order_relaxed); }
 openmp_start_up::~openmp_start_up() { starting.fetch_sub(1, std::memory_order_relaxed); }
 
-std::vector<unsigned> openmp_place_cpus() {
-    std::vector<unsigned> cpus;
+std::vector<std::vector<unsigned>> openmp_places() {
+    std::vector<std::vector<unsigned>> out;
     // omp_get_proc_bind() is safe inside the start-up (it reads an ICV); omp_get_num_places()
     // is not. Without binding the places say nothing about where threads run (libomp 14 reports
     // one place of every PU even then), and the masks are the process's own.
-    if (starting.load(std::memory_order_relaxed) > 0 || omp_get_proc_bind() == omp_proc_bind_false) return cpus;
+    if (starting.load(std::memory_order_relaxed) > 0 || omp_get_proc_bind() == omp_proc_bind_false) return out;
     const int places = omp_get_num_places();
     for (int p = 0; p < places; ++p) {
         const int n = omp_get_place_num_procs(p);
         if (n <= 0) continue;
         std::vector<int> ids(static_cast<std::size_t>(n));
         omp_get_place_proc_ids(p, ids.data());
+        std::vector<unsigned> place;
         for (const int id : ids)
-            if (id >= 0) cpus.push_back(static_cast<unsigned>(id));
+            if (id >= 0) place.push_back(static_cast<unsigned>(id));
+        std::sort(place.begin(), place.end());
+        if (!place.empty()) out.push_back(std::move(place));
     }
+    return out;
+}
+
+std::vector<unsigned> openmp_place_cpus() {
+    std::vector<unsigned> cpus;
+    for (const auto& place : openmp_places()) cpus.insert(cpus.end(), place.begin(), place.end());
     std::sort(cpus.begin(), cpus.end());
     cpus.erase(std::unique(cpus.begin(), cpus.end()), cpus.end());
     return cpus;

@@ -4,11 +4,14 @@
 #include "harness.hpp"
 #include "kernels.hpp"
 #include "numbers.hpp"
+#include "places.hpp"
 #include "ccnuma_git_hash.hpp"  // written at build time (cmake/git_hash.cmake)
 
 #include <ccnuma/binding.hpp>
+#include <ccnuma/detail/openmp_places.hpp>
 #include <ccnuma/detail/os.hpp>
 #include <ccnuma/emulated_machine.hpp>
+#include <ccnuma/list.hpp>
 #include <ccnuma/pages.hpp>
 #include <ccnuma/placement.hpp>
 #include <ccnuma/topology.hpp>
@@ -18,9 +21,11 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <cstdlib>
 #include <ctime>
+#include <utility>
 
 extern char** environ;
 
@@ -133,6 +138,17 @@ std::vector<std::string> run_warnings(const options& o) {
     if (online > 0 && load[0] > static_cast<double>(online))
         w.push_back("the load average was " + fixed(load[0], 2) + " at the start, above the " + std::to_string(online) +
                     " PUs online: other processes compete for the CPUs and memory bandwidth");
+    // Places that hold more than OMP_PLACES asked for; under --bind the plan pins each thread
+    // to its PU whatever the places are.
+    if (const char* env = std::getenv("OMP_PLACES"); env != nullptr && o.bind.empty()) {
+        std::string name;
+        for (const char* c = env; *c != '\0'; ++c)
+            if (*c != ' ' && *c != '\t') name += static_cast<char>(std::tolower(static_cast<unsigned char>(*c)));
+        ccnuma::topology_options whole;
+        whole.use_affinity_mask = false;
+        if (auto text = places_warning(ccnuma::detail::openmp_places(), ccnuma::topology::load(whole), name); !text.empty())
+            w.push_back(std::move(text));
+    }
     return w;
 }
 
@@ -185,6 +201,12 @@ std::vector<std::pair<std::string, std::string>> context(const options& o) {
         plan = o.bind + ": PUs";
         for (const auto& t : p.threads()) plan += " " + std::to_string(t.pu);
         plan += ", " + std::to_string(p.numa_nodes_used()) + " node(s)";
+    } else if (const auto places = ccnuma::detail::openmp_places(); !places.empty()) {
+        // What the runtime binds to, as it reports it: a place may hold more than its name says
+        // (places_warning).
+        plan = "the OpenMP runtime's places (OMP_PROC_BIND), " + std::to_string(places.size()) + ":";
+        for (std::size_t i = 0; i < places.size() && i < 16; ++i) plan += " {" + ccnuma::format_list(places[i]) + "}";
+        if (places.size() > 16) plan += " ...";
     }
     c.emplace_back("binding", plan);
     c.emplace_back("policy", ccnuma::to_string(o.container_policy()));

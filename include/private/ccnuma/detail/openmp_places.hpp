@@ -9,8 +9,11 @@
 
 namespace ccnuma::detail {
 
-/// The union of the places' PUs, sorted; empty where the runtime does not bind, has no places,
-/// or is starting (below).
+/// Each place's PUs (OS indexes, sorted), in the runtime's order; empty where the runtime does
+/// not bind, has no places, or is starting (below).
+std::vector<std::vector<unsigned>> openmp_places();
+
+/// The union of the places' PUs, sorted; empty where openmp_places() is.
 std::vector<unsigned> openmp_place_cpus();
 
 /// Held, for its scope, by code that runs inside the OpenMP runtime's own start-up (an OMPT
