@@ -33,6 +33,9 @@ TEST(Places, ACorePlaceOverTwoCoresIsNamed) {
     EXPECT_EQ(bench::places_warning({{0}, {1}}, two_cores, "cores"), "") << "libgomp's places on that VM";
     EXPECT_EQ(bench::places_warning({{0}, {1}}, two_cores, "cores(2)"), "");
     EXPECT_NE(bench::places_warning({{0, 1}}, two_cores, "cores(1)").find("place 0 holds PUs 0-1"), std::string::npos);
+    // As the runtimes read the name: blanks and case do not matter; the message shows it as given.
+    EXPECT_NE(bench::places_warning({{0, 1}}, two_cores, " Cores (1) ").find("OMP_PLACES= Cores (1) : the runtime's place 0"),
+              std::string::npos);
 }
 
 TEST(Places, SmtSiblingsShareACorePlaceButNotAThreadPlace) {

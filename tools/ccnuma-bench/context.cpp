@@ -21,7 +21,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <cctype>
 #include <chrono>
 #include <cstdlib>
 #include <ctime>
@@ -139,15 +138,17 @@ std::vector<std::string> run_warnings(const options& o) {
         w.push_back("the load average was " + fixed(load[0], 2) + " at the start, above the " + std::to_string(online) +
                     " PUs online: other processes compete for the CPUs and memory bandwidth");
     // Places that hold more than OMP_PLACES asked for; under --bind the plan pins each thread
-    // to its PU whatever the places are.
-    if (const char* env = std::getenv("OMP_PLACES"); env != nullptr && o.bind.empty()) {
-        std::string name;
-        for (const char* c = env; *c != '\0'; ++c)
-            if (*c != ' ' && *c != '\t') name += static_cast<char>(std::tolower(static_cast<unsigned char>(*c)));
-        ccnuma::topology_options whole;
-        whole.use_affinity_mask = false;
-        if (auto text = places_warning(ccnuma::detail::openmp_places(), ccnuma::topology::load(whole), name); !text.empty())
-            w.push_back(std::move(text));
+    // to its PU whatever the places are. The places are this machine's OS indexes: its hwloc
+    // topology, whatever CCNUMA_TOPOLOGY or CCNUMA_CPUSET say, and loaded only where there is
+    // something to check.
+    if (const char* env = std::getenv("OMP_PLACES"); env != nullptr && o.bind.empty() && places_checked(env)) {
+        if (const auto places = ccnuma::detail::openmp_places(); !places.empty()) {
+            ccnuma::topology_options here;
+            here.use_affinity_mask = false;
+            here.use_environment = false;
+            if (auto text = places_warning(places, ccnuma::topology::load(here), env); !text.empty())
+                w.push_back(std::move(text));
+        }
     }
     return w;
 }
@@ -204,7 +205,7 @@ std::vector<std::pair<std::string, std::string>> context(const options& o) {
     } else if (const auto places = ccnuma::detail::openmp_places(); !places.empty()) {
         // What the runtime binds to, as it reports it: a place may hold more than its name says
         // (places_warning).
-        plan = "the OpenMP runtime's places (OMP_PROC_BIND), " + std::to_string(places.size()) + ":";
+        plan = "the OpenMP runtime's places (OMP_PROC_BIND, OMP_PLACES), " + std::to_string(places.size()) + ":";
         for (std::size_t i = 0; i < places.size() && i < 16; ++i) plan += " {" + ccnuma::format_list(places[i]) + "}";
         if (places.size() > 16) plan += " ...";
     }
