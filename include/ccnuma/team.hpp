@@ -369,10 +369,9 @@ private:
     template <class F>
     friend void detail::run_parallel(const ccnuma::schedule& s, F& f);
     // Each thread's polls, from the size the runtime gave the team (a thread limit, OMP_DYNAMIC
-    // or a nested region can give fewer threads than were asked for) and on each thread itself.
-    // Counted once per region on the thread that opened it (the schedule's size and that
-    // thread's omp_get_num_procs()), vm_partition_4nodes_thp_always failed in 3 of 4 runs
-    // (2026-12-02: one thread's part of a 6.5 MiB vector on node 0); counted here, in 0 of 6.
+    // or a nested region can give fewer threads than were asked for), counted on each thread.
+    // Under libgomp without places omp_get_num_procs() is a system call: one per thread and
+    // region.
     team(detail::team_state* state, unsigned rank, unsigned size) noexcept
         : state_(state), rank_(rank), size_(size), spins_(detail::team_spins(size)) {}
 
