@@ -478,7 +478,8 @@ private:
             if (stream) {
                 detail::stream_range(p, 0, k, [value](std::size_t) noexcept { return value; });
             } else {
-                detail::elementwise_range(p, 0, k, [p, value](std::size_t i) noexcept { p[i] = value; });
+                CCNUMA_DETAIL_ELEMENTWISE_SIMD
+                for (std::size_t i = 0; i < k; ++i) p[i] = value;
             }
             touch_padding(s);
         });

@@ -126,15 +126,14 @@ struct team_stopped {
 /// thread that throws, or leaves, can release the others instead of leaving them waiting.
 class team_state {
 public:
-    explicit team_state(unsigned capacity) : capacity_(capacity), slots_(std::make_unique<team_slot[]>(2 * std::size_t{capacity})) {}
+    team_state(unsigned capacity, unsigned spins) : capacity_(capacity), spins_(spins), slots_(std::make_unique<team_slot[]>(2 * std::size_t{capacity})) {}
 
     unsigned capacity() const noexcept { return capacity_; }
     team_slot& slot(std::uint64_t call, unsigned rank) noexcept { return slots_[(call % 2) * capacity_ + rank]; }
 
-    /// Returns once all `size` threads have arrived, polling `spins` times before it sleeps;
-    /// throws team_stopped if the team stopped, and ccnuma::error naming `what` if a thread left
-    /// the team's function meanwhile.
-    void barrier(unsigned size, unsigned spins, operation_name what) {
+    /// Returns once all `size` threads have arrived; throws team_stopped if the team stopped,
+    /// and ccnuma::error naming `what` if a thread left the team's function meanwhile.
+    void barrier(unsigned size, operation_name what) {
         check_live(what);
         if (size == 1) return;
         const unsigned gen = generation_.load(std::memory_order_acquire);
@@ -149,7 +148,7 @@ public:
         for (unsigned spin = 0;; ++spin) {
             // The epoch only before a sleep: a spinning thread reads no line that each
             // completion writes besides the generation's.
-            const bool sleep = spin >= spins;
+            const bool sleep = spin >= spins_;
             const unsigned seen = sleep ? epoch_.load(std::memory_order_seq_cst) : 0;
             if (generation_.load(std::memory_order_acquire) != gen) return;
             if (stopped_.load(std::memory_order_acquire)) throw team_stopped{this};
@@ -202,6 +201,7 @@ private:
     }
 
     unsigned capacity_;
+    unsigned spins_;
     std::unique_ptr<team_slot[]> slots_;
     // Every arrival writes the first line and every wake-up the last. The waiters poll the
     // middle one, which changes once per barrier (the generation) and at most once per thread
@@ -368,12 +368,7 @@ public:
 private:
     template <class F>
     friend void detail::run_parallel(const ccnuma::schedule& s, F& f);
-    // Each thread's polls, from the size the runtime gave the team (a thread limit, OMP_DYNAMIC
-    // or a nested region can give fewer threads than were asked for), counted on each thread.
-    // Under libgomp without places omp_get_num_procs() is a system call: one per thread and
-    // region.
-    team(detail::team_state* state, unsigned rank, unsigned size) noexcept
-        : state_(state), rank_(rank), size_(size), spins_(detail::team_spins(size)) {}
+    team(detail::team_state* state, unsigned rank, unsigned size) noexcept : state_(state), rank_(rank), size_(size) {}
 
     template <class Node, class Fold>
     typename Node::value_type fold(const Node& e, Fold fold, detail::team_call kind, detail::operation_name what, bool empty_ok) {
@@ -445,7 +440,7 @@ private:
         out.kind = kind;
         out.has = value != nullptr;
         if (value != nullptr) std::memcpy(out.value, value, bytes);
-        state_->barrier(size_, spins_, what);
+        state_->barrier(size_, what);
         for (unsigned t = 0; t < size_; ++t) {
             const detail::team_slot& in = state_->slot(call, t);
             if (in.call != call || in.n != n || in.kind != kind || in.type != type)
@@ -457,7 +452,6 @@ private:
     detail::team_state* state_;
     unsigned rank_;
     unsigned size_;
-    unsigned spins_;
     std::uint64_t calls_ = 0;
 };
 
@@ -469,7 +463,7 @@ void run_parallel(const ccnuma::schedule& s, F& f) {
     // default for the next region.
     const int threads = s.threads == 0 && s.partition.empty() ? 0 : detail::team_size(s, "ccnuma::parallel");
     const auto capacity = threads == 0 ? requested_team_size(0) : static_cast<unsigned>(threads);
-    team_state state(capacity);
+    team_state state(capacity, team_spins(capacity));
     first_exception carried;
     open_team(threads, [&] {
         const auto size = static_cast<unsigned>(omp_get_num_threads());

@@ -339,9 +339,9 @@ private:
         if constexpr (detail::streamable<T>) {
             // Bytes that are the objects: one region, in which each thread copies the kept
             // elements of its part of the new partition and fills the rest, as whole ranges
-            // (a memcpy, the two blocks being distinct, and an `omp simd` loop from a line of the
-            // block, elementwise_range). The two element-by-element regions of regrow_elements
-            // ran scalar at GCC's -O2, each testing every index of the block against its range.
+            // (a memcpy, the two blocks being distinct, and an `omp simd` loop). The two
+            // element-by-element regions of regrow_elements ran scalar at GCC's -O2, each testing
+            // every index of the block against its range.
             // Nothing here throws once the team has started; a bad team size throws before.
             T value{};
             make_new(&value, kept);
@@ -349,7 +349,8 @@ private:
                 detail::parallel_ranges(n, s, {type_name, "resize"}, [p, old = data_, kept, value](std::size_t lo, std::size_t hi) noexcept {
                     const std::size_t k = std::clamp(kept, lo, hi);  // [lo, k) kept, [k, hi) new
                     if (k > lo) std::memcpy(p + lo, old + lo, (k - lo) * sizeof(T));
-                    detail::elementwise_range(p, k, hi, [p, value](std::size_t i) noexcept { p[i] = value; });
+                    CCNUMA_DETAIL_ELEMENTWISE_SIMD
+                    for (std::size_t i = k; i < hi; ++i) p[i] = value;
                 });
             } catch (...) {
                 free_only(p, n);

@@ -405,7 +405,7 @@ void parallel_ranges(std::size_t n, const ccnuma::schedule& s, operation_name op
 /// line on 2 threads in the L2 and L3, 0.87 on 1 from memory (issue 35). Operands at the
 /// destination's offset (as std::vectors from malloc are) are then aligned too. The one loop
 /// of every elementwise write with regular stores: vector assignment (parallel_elementwise),
-/// team::assign, par::transform's contiguous pieces, resize's new elements and seg_array's fill.
+/// team::assign and par::transform's contiguous pieces.
 template <class T, class Body>
 void elementwise_range(const T* dst, std::size_t lo, std::size_t hi, const Body& body) noexcept {
     static_assert(noexcept(body(std::size_t{})), "an elementwise body cannot throw");
