@@ -122,8 +122,9 @@ struct placement_report {
     /// Huge pages of the range opted out of THP (MADV_NOHUGEPAGE, read back from the kernel's
     /// VmFlags): under THP "always" placement gives up the huge pages that two threads' parts
     /// share, so that every base page lands on its own thread's node, and every mapping of the
-    /// library's gives up the huge pages at its ends that it shares with another mapping, so
-    /// that khugepaged cannot fill its untouched pages on a neighbour's node (docs/placement.md).
+    /// library's gives up the huge pages that its two ends fill only in part, so that khugepaged
+    /// cannot fill its untouched pages on a neighbour's node (docs/placement.md). So under
+    /// "always" it counts those end frames for every policy, interleave and bind included.
     std::size_t huge_given_up = 0;
     /// Fraction of the pages on one of the owning thread's local nodes (pu_info::local_nodes:
     /// its DRAM and the CPU-less memory near it). Equals locality where no node is CPU-less;

@@ -251,7 +251,7 @@ ccnuma::page_kind page_kind_of(const policy& p) noexcept;
 /// cannot be controlled. A zero size gives a unique non-null pointer.
 /// Throws ccnuma::error (errc::infeasible) when the memory does not exist: more than the
 /// policy's nodes hold (every allowed node for the policies that spill), refused before anything
-/// is mapped or written; std::bad_alloc when mmap fails; ccnuma::error for a node that does not
+/// is mapped or written; std::bad_alloc when mmap (or mprotect) fails; ccnuma::error for a node that does not
 /// exist, is not allowed or has no memory, and for bad weights. Nothing is leaked on any path.
 void* allocate(std::size_t bytes, const policy& p, std::size_t element_size = 1,
                std::size_t alignment = alignof(std::max_align_t));

@@ -17,19 +17,22 @@ namespace ccnuma::detail {
 
 namespace {
 
-// Under THP "always" a new mapping with the flags of the one next to it is merged with it into
-// one VMA, and khugepaged may then collapse a huge-page frame that straddles the two: with
-// max_ptes_none at its default (511) one present page of the neighbour's suffices, and the
+// A new anonymous mapping with the flags of the one next to it is merged with it into one VMA,
+// and under THP "always" khugepaged may then collapse a huge-page frame that straddles the two:
+// with max_ptes_none at its default (511) one present page of the neighbour's suffices, and the
 // collapse fills the frame, this mapping's untouched pages included, on the node that holds
 // most of the frame's present pages. First touch then finds those pages placed already. In the
-// 4-node guest (ccnuma-vm --thp always, vm_partition_4nodes_thp_always) this put 275 to 476
-// pages of a fresh 6.5 MiB vector on node 0 before any thread wrote to it, in 17 of 60 boots
-// under host load, each with a khugepaged collapse in /proc/vmstat (thp_collapse_alloc). So a
-// mapping's partial frames at its two ends are opted out of huge pages before it is usable: it
-// is mapped PROT_NONE, which no present page can be behind, its end frames are advised
-// MADV_NOHUGEPAGE (a flag its neighbours lack, so those VMAs stay apart), and only then is it
-// made writable. A frame wholly inside the mapping is unaffected; nothing of its own stood in a
-// partial end frame's huge page anyway, since the kernel backs only frames inside one VMA.
+// 4-node guest (ccnuma-vm --thp always, vm_partition_4nodes_thp_always) 17 of 60 boots under
+// host load failed so: where the library was instrumented, 275 to 476 of a fresh 6.5 MiB
+// vector's 1,664 pages were on node 0 before any thread wrote to it, and where /proc/vmstat
+// was read, each failing boot had a collapse (thp_collapse_alloc); docs/placement.md. So
+// under "always" the frames that the mapping's two ends fill only in part are opted out of huge
+// pages before it is usable: it is mapped PROT_NONE, behind which no page can be present, its
+// end frames are advised MADV_NOHUGEPAGE, and only then is it made writable. The end pieces
+// then form VMAs that khugepaged does not collapse (they merge only with neighbours advised the
+// same). A partial end frame could only have become a huge page together with a neighbour's
+// pages, which this rules out; a frame wholly inside the mapping is unaffected. Under
+// "madvise" and "never" khugepaged leaves unadvised mappings alone, and nothing is done.
 bool isolate_end_frames() noexcept {
     const std::size_t huge = huge_page_bytes();
     return huge > page_bytes() && thp_mode() == "always";
@@ -40,7 +43,9 @@ void advise_end_frames(char* p, std::size_t bytes) noexcept {
     const auto lo = reinterpret_cast<std::uintptr_t>(p), hi = lo + bytes;
     const std::uintptr_t head_end = std::min(hi, (lo + huge - 1) / huge * huge);
     const std::uintptr_t tail_begin = std::max(lo, hi / huge * huge);
-    // Advice only: where it fails, the mapping is as it was before this step.
+    // Advice only, and silent where it fails (a kernel without THP, vm.max_map_count): the
+    // mapping is then as it was before this step. Placement advises the same frames again
+    // (keep_base_units_exact) and says so where that fails.
     if (head_end > lo) (void)::madvise(p, head_end - lo, MADV_NOHUGEPAGE);
     if (hi > tail_begin && tail_begin >= head_end) (void)::madvise(reinterpret_cast<void*>(tail_begin), hi - tail_begin, MADV_NOHUGEPAGE);
 }
@@ -48,8 +53,12 @@ void advise_end_frames(char* p, std::size_t bytes) noexcept {
 }  // namespace
 
 void* map_anonymous(std::size_t bytes, std::size_t align, std::size_t offset) noexcept {
-    if (align <= page_bytes()) align = 0;  // mmap's own alignment suffices
-    if (bytes == 0 || bytes > SIZE_MAX - align || offset % page_bytes() != 0) return nullptr;
+    const std::size_t page = page_bytes();
+    if (align <= page) align = 0;  // mmap's own alignment suffices
+    if (bytes == 0 || bytes > SIZE_MAX - align - page || offset % page != 0) return nullptr;
+    // Whole pages: the trimmed tail then starts on a page, as munmap needs, and the end frame
+    // is the last page's.
+    bytes = (bytes + page - 1) / page * page;
     const bool isolate = isolate_end_frames();
     void* raw = ::mmap(nullptr, bytes + align, isolate ? PROT_NONE : PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (raw == MAP_FAILED) return nullptr;

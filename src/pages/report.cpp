@@ -184,7 +184,7 @@ std::string placement_report::to_string() const {
         r += "; " + std::to_string(not_placed) + " pages not placed yet (locality is over the " + std::to_string(placed) +
              " placed)";
     if (huge_given_up != 0)
-        r += "; " + std::to_string(huge_given_up) + " huge pages given up (MADV_NOHUGEPAGE: shared by two threads' parts or with another mapping)";
+        r += "; " + std::to_string(huge_given_up) + " huge pages given up (MADV_NOHUGEPAGE: shared by two threads' parts, or only partly in this range)";
     return r;
 }
 

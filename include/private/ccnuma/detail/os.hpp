@@ -40,10 +40,11 @@ std::size_t huge_page_bytes() noexcept;
 
 /// A private anonymous read-write mapping p of `bytes` with p + `offset` (a multiple of the page)
 /// on a multiple of `align` (a power of two, 0 or a page for no more than page alignment);
-/// nullptr where mmap fails. The excess mapped for the alignment is unmapped again, so
-/// unmap(p, bytes) releases all of it. Under THP "always" the huge-page frames that p's two
-/// ends fill only in part are advised MADV_NOHUGEPAGE before p is writable, so that no VMA
-/// holds both p's pages and a neighbour's in one frame for khugepaged to collapse (memory.cpp).
+/// nullptr where mmap or mprotect fails. `bytes` is rounded up to whole pages; the excess
+/// mapped for the alignment is unmapped again, so unmap(p, bytes) releases all of it. Under THP
+/// "always" the huge-page frames that p's two ends fill only in part are advised
+/// MADV_NOHUGEPAGE before p is writable, so that khugepaged cannot collapse a frame that holds
+/// both p's untouched pages and a neighbour's present ones (memory.cpp).
 void* map_anonymous(std::size_t bytes, std::size_t align = 0, std::size_t offset = 0) noexcept;
 /// munmap(2) of a mapping of map_anonymous. Returns errno or 0.
 int unmap(void* addr, std::size_t bytes) noexcept;
