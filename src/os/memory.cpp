@@ -23,9 +23,8 @@ namespace {
 // collapse fills the frame, this mapping's untouched pages included, on the node that holds
 // most of the frame's present pages. First touch then finds those pages placed already. In the
 // 4-node guest (ccnuma-vm --thp always, vm_partition_4nodes_thp_always) 17 of 60 boots under
-// host load failed so: where the library was instrumented, 275 to 476 of a fresh 6.5 MiB
-// vector's 1,664 pages were on node 0 before any thread wrote to it, and where /proc/vmstat
-// was read, each failing boot had a collapse (thp_collapse_alloc); docs/placement.md. So
+// host load failed; in the 7 failures whose pages were read back before the first touch, 275 to
+// 476 of a fresh 6.5 MiB vector's 1,664 pages were on node 0 already (docs/placement.md). So
 // under "always" the frames that the mapping's two ends fill only in part are opted out of huge
 // pages before it is usable: it is mapped PROT_NONE, behind which no page can be present, its
 // end frames are advised MADV_NOHUGEPAGE, and only then is it made writable. The end pieces
@@ -44,8 +43,9 @@ void advise_end_frames(char* p, std::size_t bytes) noexcept {
     const std::uintptr_t head_end = std::min(hi, (lo + huge - 1) / huge * huge);
     const std::uintptr_t tail_begin = std::max(lo, hi / huge * huge);
     // Advice only, and silent where it fails (a kernel without THP, vm.max_map_count): the
-    // mapping is then as it was before this step. Placement advises the same frames again
-    // (keep_base_units_exact) and says so where that fails.
+    // mapping is then as it was before this step. The base-page policies that touch or plan
+    // their pages advise the same frames again (keep_base_units_exact) and say so where that
+    // fails; the others (interleave, bind, huge pages) do not.
     if (head_end > lo) (void)::madvise(p, head_end - lo, MADV_NOHUGEPAGE);
     if (hi > tail_begin && tail_begin >= head_end) (void)::madvise(reinterpret_cast<void*>(tail_begin), hi - tail_begin, MADV_NOHUGEPAGE);
 }
