@@ -159,10 +159,10 @@ void write_planned(const detail::team_layout& team, unsigned t, const std::vecto
 // huge pages are advised as one range, so a team of T threads splits the mapping into at most
 // about 2T + 2 VMAs. Returns how many huge pages were given up.
 std::size_t keep_base_units_exact(const detail::team_layout& team, const detail::unit_range& r,
-                                  const std::string& what) {
+                                  const std::string& what, bool thp_always) {
     const std::size_t huge = detail::huge_page_bytes();
     const std::size_t page = detail::page_bytes();
-    if (huge <= page || r.unit >= huge || r.end == r.begin || detail::thp_mode() != "always") return 0;
+    if (!thp_always || huge <= page || r.unit >= huge || r.end == r.begin) return 0;
     const std::uintptr_t lo = r.begin / page * page, hi = (r.end + page - 1) / page * page;
     std::size_t given_up = 0;
     std::uintptr_t run_from = 0, run_to = 0;
@@ -199,7 +199,9 @@ std::size_t keep_base_units_exact(const detail::team_layout& team, const detail:
 
 namespace {
 
-void apply(void* ptr, std::size_t bytes, const policy& p, std::size_t element_size) {
+// `thp_always`: detail::thp_always() as the caller read it (for a new mapping, the same read
+// that map_anonymous was given).
+void apply(void* ptr, std::size_t bytes, const policy& p, std::size_t element_size, bool thp_always) {
     if (bytes == 0) return;
     element_size = std::max<std::size_t>(element_size, 1);
     const detail::unit_range units(ptr, bytes, element_size, detail::unit_bytes(page_kind_of(p)));
@@ -217,7 +219,7 @@ void apply(void* ptr, std::size_t bytes, const policy& p, std::size_t element_si
             // share are opted out before either writes.
             const auto learned = detail::run_team(n, m.sched, {}, what);
             warn_small_chunks(learned, bytes, element_size, unit, p);
-            (void)keep_base_units_exact(learned, units, what);
+            (void)keep_base_units_exact(learned, units, what, thp_always);
             (void)detail::run_team(
                 n, m.sched, [&](unsigned t, const detail::team_layout& layout) { touch_units(layout, t, units); }, what);
             return;
@@ -225,7 +227,7 @@ void apply(void* ptr, std::size_t bytes, const policy& p, std::size_t element_si
         case detail::policy_meaning::action::bind_units: {
             const auto team = detail::run_team(n, m.sched, {}, what);
             warn_small_chunks(team, bytes, element_size, unit, p);
-            (void)keep_base_units_exact(team, units, what);
+            (void)keep_base_units_exact(team, units, what, thp_always);
             const auto nodes = detail::unit_nodes(team, units);
             // One mbind per run of units with the same node.
             const auto begin = reinterpret_cast<std::uintptr_t>(ptr);
@@ -262,7 +264,7 @@ void apply(void* ptr, std::size_t bytes, const policy& p, std::size_t element_si
             const auto nodes = detail::policy_nodes(m, what);
             const auto learned = detail::run_team(n, m.sched, {}, what);
             warn_small_chunks(learned, bytes, element_size, unit, p);
-            (void)keep_base_units_exact(learned, units, what);
+            (void)keep_base_units_exact(learned, units, what, thp_always);
             const auto plan = detail::plan_units(m, nodes, learned, units, what);
             (void)detail::run_team(
                 n, m.sched,
@@ -327,10 +329,11 @@ void* allocate_block(const char* operation, std::size_t cookie, std::size_t byte
     const std::size_t len = pad + mapping_length(bytes - cookie, pg);
     // The elements start on the placement unit, so that huge pages line up with them and the
     // partition's chunks begin where a page does, as for an array without a cookie.
-    auto* start = static_cast<char*>(detail::map_anonymous(len, detail::unit_bytes(pg), pad));
+    const bool thp_always = detail::thp_always();
+    auto* start = static_cast<char*>(detail::map_anonymous(len, detail::unit_bytes(pg), pad, thp_always));
     if (start == nullptr) throw std::bad_alloc();
     try {
-        apply(start + pad, bytes - cookie, p, element_size);
+        apply(start + pad, bytes - cookie, p, element_size, thp_always);
     } catch (...) {
         (void)detail::unmap(start, len);
         throw;
@@ -397,7 +400,7 @@ void place(void* ptr, std::size_t bytes, const policy& p, std::size_t element_si
                                              "writes every page; expected memory from mmap or allocate)"
                                            : ": the range is not (entirely) mapped memory (expected memory from mmap "
                                              "or allocate)"));
-    apply(ptr, bytes, p, element_size);
+    apply(ptr, bytes, p, element_size, detail::thp_always());
 }
 
 }  // namespace ccnuma

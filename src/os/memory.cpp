@@ -32,10 +32,7 @@ namespace {
 // same). A partial end frame could only have become a huge page together with a neighbour's
 // pages, which this rules out; a frame wholly inside the mapping is unaffected. Under
 // "madvise" and "never" khugepaged leaves unadvised mappings alone, and nothing is done.
-bool isolate_end_frames() noexcept {
-    const std::size_t huge = huge_page_bytes();
-    return huge > page_bytes() && thp_mode() == "always";
-}
+bool isolate_end_frames(bool thp_always) noexcept { return thp_always && huge_page_bytes() > page_bytes(); }
 
 void advise_end_frames(char* p, std::size_t bytes) noexcept {
     const std::size_t huge = huge_page_bytes();
@@ -53,13 +50,17 @@ void advise_end_frames(char* p, std::size_t bytes) noexcept {
 }  // namespace
 
 void* map_anonymous(std::size_t bytes, std::size_t align, std::size_t offset) noexcept {
+    return map_anonymous(bytes, align, offset, thp_always());
+}
+
+void* map_anonymous(std::size_t bytes, std::size_t align, std::size_t offset, bool thp_always) noexcept {
     const std::size_t page = page_bytes();
     if (align <= page) align = 0;  // mmap's own alignment suffices
     if (bytes == 0 || bytes > SIZE_MAX - align - page || offset % page != 0) return nullptr;
     // Whole pages: the trimmed tail then starts on a page, as munmap needs, and the end frame
     // is the last page's.
     bytes = (bytes + page - 1) / page * page;
-    const bool isolate = isolate_end_frames();
+    const bool isolate = isolate_end_frames(thp_always);
     void* raw = ::mmap(nullptr, bytes + align, isolate ? PROT_NONE : PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (raw == MAP_FAILED) return nullptr;
     auto* start = static_cast<char*>(raw);

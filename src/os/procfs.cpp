@@ -166,6 +166,8 @@ std::string thp_setting(const char* name) noexcept {
 
 std::string thp_mode() noexcept { return thp_setting("enabled"); }
 
+bool thp_always() noexcept { return thp_mode() == "always"; }
+
 std::string page_table_isolation() noexcept { return read_first_line("/sys/devices/system/cpu/vulnerabilities/meltdown"); }
 
 std::optional<int> numa_balancing() noexcept {
