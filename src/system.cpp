@@ -18,6 +18,7 @@ kernel_settings kernel_settings::read() noexcept {
     k.numa_balancing = detail::numa_balancing();
     k.thp_enabled = detail::thp_mode();
     k.thp_defrag = detail::thp_setting("defrag");
+    k.thp_sizes = detail::thp_size_modes();
     try {
         k.demotion_enabled = detail::demotion_enabled();
         k.interleave_weights = detail::interleave_weights();
@@ -149,6 +150,22 @@ std::vector<std::string> placement_warnings(const topology& topo, const kernel_s
     if (kernel.thp_enabled == "always")
         w.push_back("transparent huge pages are 'always': first touch then places 2 MiB at a time, so a "
                     "thread's chunk smaller than 2 MiB may land on a neighbour's node");
+    // The largest folio size below the PMD one that unadvised faults get ("inherit" follows the
+    // top-level mode; the PMD size is the warning above): the kernel tries the largest enabled
+    // size that fits first, so that is what a part's boundary may lose.
+    std::size_t pmd = 0;
+    for (const auto& [bytes, mode] : kernel.thp_sizes) pmd = std::max(pmd, bytes);
+    for (auto it = kernel.thp_sizes.rbegin(); it != kernel.thp_sizes.rend(); ++it) {
+        const auto& [bytes, mode] = *it;
+        if (bytes == pmd || !(mode == "always" || (mode == "inherit" && kernel.thp_enabled == "always"))) continue;
+        const std::string size = std::to_string(bytes >> 10) + " KiB";
+        w.push_back("transparent huge pages of " + size + " are '" + mode +
+                    "' (mTHP, hugepages-" + std::to_string(bytes >> 10) + "kB/enabled): first touch then places " +
+                    size + " at a time wherever a folio fits, so a thread's part that does not start and end on a " +
+                    size + " boundary may lose pages to a neighbour's node (ccnuma's own placement opts such "
+                    "frames out)");
+        break;
+    }
     if (!pages.huge_page_size_problem.empty())
         w.push_back("the huge page size is unknown (" + pages.huge_page_size_problem +
                     "): huge-page policies and pad::huge_page fall back to base pages");

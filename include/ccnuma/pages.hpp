@@ -119,12 +119,15 @@ struct placement_report {
     std::size_t placed = 0;
     /// Pages not placed yet: never written (not present) or only read (the shared zero page).
     std::size_t not_placed = 0;
-    /// Huge pages of the range opted out of THP (MADV_NOHUGEPAGE, read back from the kernel's
-    /// VmFlags): under THP "always" placement gives up the huge pages that two threads' parts
-    /// share, so that every base page lands on its own thread's node, and every mapping of the
-    /// library's gives up the huge pages that its two ends fill only in part, so that khugepaged
-    /// cannot fill its untouched pages on a neighbour's node (docs/placement.md). So under
-    /// "always" it counts those end frames for every policy, interleave and bind included.
+    /// Huge-page frames of the range opted out of THP (MADV_NOHUGEPAGE, which opts out every
+    /// folio size; read back from the kernel's VmFlags): in every THP mode of a kernel with THP,
+    /// placement gives up the frames that two threads' parts share, so that every base page
+    /// lands on its own thread's node (under "always", or where a smaller folio size, mTHP, is
+    /// "always", a fault there would give the whole frame or folio to one thread), and every
+    /// mapping of the library's gives up the frames that its two ends fill only in part, so
+    /// that neither khugepaged nor a neighbour's fault can put its untouched pages on a
+    /// neighbour's node (docs/placement.md). So it counts those end frames for every policy,
+    /// interleave and bind included.
     std::size_t huge_given_up = 0;
     /// Fraction of the pages on one of the owning thread's local nodes (pu_info::local_nodes:
     /// its DRAM and the CPU-less memory near it). Equals locality where no node is CPU-less;

@@ -27,6 +27,11 @@ struct kernel_settings {
     std::string thp_enabled;
     /// Active value of /sys/kernel/mm/transparent_hugepage/defrag.
     std::string thp_defrag;
+    /// Each anonymous folio size's THP mode (Linux 6.8+, mTHP): (bytes, the active value of
+    /// hugepages-<size>kB/enabled: "always", "inherit" for thp_enabled's, "madvise", "never"),
+    /// size ascending, the PMD size (2 MiB on x86-64) included; empty before 6.8. A size whose
+    /// mode is "always" is given to unadvised faults whatever thp_enabled says.
+    std::vector<std::pair<std::size_t, std::string>> thp_sizes;
     /// /sys/kernel/mm/numa/demotion_enabled (Linux 5.15): whether reclaim moves cold pages to a
     /// slower tier instead of dropping them; nullopt where the kernel has no such file.
     std::optional<bool> demotion_enabled;

@@ -18,21 +18,27 @@ namespace ccnuma::detail {
 namespace {
 
 // A new anonymous mapping with the flags of the one next to it is merged with it into one VMA,
-// and under THP "always" khugepaged may then collapse a huge-page frame that straddles the two:
-// with max_ptes_none at its default (511) one present page of the neighbour's suffices, and the
-// collapse fills the frame, this mapping's untouched pages included, on the node that holds
-// most of the frame's present pages. First touch then finds those pages placed already. In the
-// 4-node guest (ccnuma-vm --thp always, vm_partition_4nodes_thp_always) 17 of 60 boots under
-// host load failed; in the 7 failures whose pages were read back before the first touch, 275 to
-// 476 of a fresh 6.5 MiB vector's 1,664 pages were on node 0 already (docs/placement.md). So
-// under "always" the frames that the mapping's two ends fill only in part are opted out of huge
-// pages before it is usable: it is mapped PROT_NONE, behind which no page can be present, its
-// end frames are advised MADV_NOHUGEPAGE, and only then is it made writable. The end pieces
-// then form VMAs that khugepaged does not collapse (they merge only with neighbours advised the
-// same). A partial end frame could only have become a huge page together with a neighbour's
-// pages, which this rules out; a frame wholly inside the mapping is unaffected. Under
-// "madvise" and "never" khugepaged leaves unadvised mappings alone, and nothing is done.
-bool isolate_end_frames(bool thp_always) noexcept { return thp_always && huge_page_bytes() > page_bytes(); }
+// and the kernel may then give a huge-page frame that straddles the two to one of them whole:
+// under THP "always" khugepaged collapses it (with max_ptes_none at its default, 511, one
+// present page of the neighbour's suffices) and fills this mapping's untouched pages on the
+// node that holds most of the frame's present pages; and a neighbour's first write into an
+// untouched frame may fault in a whole folio, a PMD one under "always" or, since Linux 6.8, a
+// smaller one (mTHP) wherever a hugepages-<size>kB/enabled says "always", whatever the
+// top-level mode. First touch then finds those pages placed already. In the 4-node guest
+// (ccnuma-vm --thp always, vm_partition_4nodes_thp_always) 17 of 60 boots under host load
+// failed; in the 7 failures whose pages were read back before the first touch, 275 to 476 of a
+// fresh 6.5 MiB vector's 1,664 pages were on node 0 already (docs/placement.md). So the frames
+// that the mapping's two ends fill only in part are opted out of huge pages before it is
+// usable: it is mapped PROT_NONE, behind which no page can be present, its end frames are
+// advised MADV_NOHUGEPAGE (which opts out every folio size, PMD and mTHP), and only then is it
+// made writable. The end pieces then form VMAs that neither khugepaged nor a fault gives a
+// folio across (they merge only with neighbours advised the same). A partial end frame could
+// only have become a huge page together with a neighbour's pages, which this rules out; a
+// frame wholly inside the mapping is unaffected. This is done in every THP mode of a kernel
+// that has THP: which folio sizes may fault in unadvised depends on up to ten sysfs files
+// (about 8 us each to read here, where an allocation of 64 KiB costs 170), and on their values
+// when the pages are first written, which may be after an administrator changed them.
+bool isolate_end_frames() noexcept { return huge_page_bytes() > page_bytes(); }
 
 void advise_end_frames(char* p, std::size_t bytes) noexcept {
     const std::size_t huge = huge_page_bytes();
@@ -50,17 +56,13 @@ void advise_end_frames(char* p, std::size_t bytes) noexcept {
 }  // namespace
 
 void* map_anonymous(std::size_t bytes, std::size_t align, std::size_t offset) noexcept {
-    return map_anonymous(bytes, align, offset, thp_always());
-}
-
-void* map_anonymous(std::size_t bytes, std::size_t align, std::size_t offset, bool thp_always) noexcept {
     const std::size_t page = page_bytes();
     if (align <= page) align = 0;  // mmap's own alignment suffices
     if (bytes == 0 || bytes > SIZE_MAX - align - page || offset % page != 0) return nullptr;
     // Whole pages: the trimmed tail then starts on a page, as munmap needs, and the end frame
     // is the last page's.
     bytes = (bytes + page - 1) / page * page;
-    const bool isolate = isolate_end_frames(thp_always);
+    const bool isolate = isolate_end_frames();
     void* raw = ::mmap(nullptr, bytes + align, isolate ? PROT_NONE : PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (raw == MAP_FAILED) return nullptr;
     auto* start = static_cast<char*>(raw);

@@ -166,7 +166,28 @@ std::string thp_setting(const char* name) noexcept {
 
 std::string thp_mode() noexcept { return thp_setting("enabled"); }
 
-bool thp_always() noexcept { return thp_mode() == "always"; }
+std::vector<std::pair<std::size_t, std::string>> thp_size_modes() noexcept {
+    std::vector<std::pair<std::size_t, std::string>> sizes;
+    try {
+        std::error_code ec;
+        for (const auto& entry : std::filesystem::directory_iterator(thp_dir, ec)) {
+            // "hugepages-64kB": the kernel names each size in kB.
+            const std::string name = entry.path().filename().string();
+            constexpr std::string_view prefix = "hugepages-", suffix = "kB";
+            if (!name.starts_with(prefix) || !name.ends_with(suffix)) continue;
+            const std::string_view digits(name.data() + prefix.size(), name.size() - prefix.size() - suffix.size());
+            std::size_t kb = 0;
+            const auto [end, err] = std::from_chars(digits.data(), digits.data() + digits.size(), kb);
+            if (err != std::errc{} || end != digits.data() + digits.size() || kb == 0) continue;
+            const std::string mode = thp_setting((name + "/enabled").c_str());
+            if (!mode.empty()) sizes.emplace_back(kb << 10, mode);
+        }
+        std::sort(sizes.begin(), sizes.end());
+    } catch (...) {
+        sizes.clear();
+    }
+    return sizes;
+}
 
 std::string page_table_isolation() noexcept { return read_first_line("/sys/devices/system/cpu/vulnerabilities/meltdown"); }
 

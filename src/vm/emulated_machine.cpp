@@ -94,6 +94,14 @@ std::string format_size(std::uint64_t bytes) {
     return std::to_string(bytes);
 }
 
+thp_size_mode emulated_machine::parse_thp_size(std::string_view text) {
+    const auto colon = text.find(':');
+    if (colon == std::string_view::npos)
+        detail::throw_error(errc::invalid_argument, "bad thp-size " + detail::quote(text) +
+                                                        ": expected SIZE:MODE, e.g. 64K:always");
+    return {parse_size(text.substr(0, colon), "thp-size"), std::string(text.substr(colon + 1))};
+}
+
 std::vector<std::vector<unsigned>> emulated_machine::parse_distances(std::string_view text) {
     std::vector<std::vector<unsigned>> rows;
     std::size_t pos = 0;
@@ -253,6 +261,14 @@ void emulated_machine::validate() const {
         }
     }
     if (thp != "always" && thp != "madvise" && thp != "never") bad_shape("thp", detail::quote(thp), "always, madvise or never");
+    for (const auto& t : thp_sizes) {
+        // Below the PMD size (2M on x86-64, the top-level mode's) and above the base page: the
+        // sizes a 6.8+ kernel may list as hugepages-<size>kB for anonymous memory.
+        if (t.size < (std::uint64_t{8} << 10) || t.size > (std::uint64_t{1} << 20) || (t.size & (t.size - 1)) != 0)
+            bad_shape("thp-size", format_size(t.size), "a power of two from 8K to 1M");
+        if (t.mode != "always" && t.mode != "inherit" && t.mode != "madvise" && t.mode != "never")
+            bad_shape("thp-size " + format_size(t.size) + " mode", detail::quote(t.mode), "always, inherit, madvise or never");
+    }
     if (numa_balancing > 1) bad_shape("numa-balancing", n(numa_balancing), "0 or 1");
 }
 
@@ -264,6 +280,7 @@ std::string emulated_machine::to_string() const {
     for (const auto& m : memory_nodes)
         s += " memory-node=" + format_size(m.size) + ",near=" + std::to_string(m.near) +
              ",bandwidth=" + format_ratio(m.bandwidth) + ",latency=" + format_ratio(m.latency);
+    for (const auto& t : thp_sizes) s += " thp-size=" + format_size(t.size) + ":" + t.mode;
     if (!distances.empty()) {
         s += " distances=";
         for (std::size_t i = 0; i < distances.size(); ++i) {
@@ -300,12 +317,13 @@ emulated_machine emulated_machine::parse(std::string_view text) {
         else if (key == "numa-balancing") m.numa_balancing = field_number(key, value, text);
         else if (key == "distances") m.distances = parse_distances(value);
         else if (key == "memory-node") m.memory_nodes.push_back(parse_memory_node(value));
+        else if (key == "thp-size") m.thp_sizes.push_back(parse_thp_size(value));
         else
             detail::throw_error(errc::invalid_argument,
                                 "emulated machine " + detail::quote(text) + ": unknown key " + detail::quote(key) +
                                     " at position " + std::to_string(pos) +
                                     " (expected nodes, sockets, cores-per-node, threads-per-core, mem-per-node, "
-                                    "thp, numa-balancing, memory-node, distances)");
+                                    "thp, thp-size, numa-balancing, memory-node, distances)");
         pos = end;
     }
     m.validate();
@@ -316,7 +334,7 @@ bool operator==(const emulated_machine& a, const emulated_machine& b) noexcept {
     return a.nodes == b.nodes && a.effective_sockets() == b.effective_sockets() && a.cores_per_node == b.cores_per_node &&
            a.threads_per_core == b.threads_per_core && a.mem_per_node == b.mem_per_node && a.memory_nodes == b.memory_nodes &&
            a.distances == b.distances &&
-           a.thp == b.thp && a.numa_balancing == b.numa_balancing;
+           a.thp == b.thp && a.thp_sizes == b.thp_sizes && a.numa_balancing == b.numa_balancing;
 }
 
 std::optional<emulated_machine> emulated_machine::current() {

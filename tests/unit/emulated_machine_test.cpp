@@ -235,6 +235,40 @@ TEST(Issue26, ImpossibleMemoryNodesAreRejectedWithTheValidRange) {
 }
 
 // The SLIT the guest sees: a memory node is as far as its initiator, times its latency ratio.
+// Per-size THP (mTHP): "64K:always" round-trips through the shape's text, in order, and
+// a size or mode the guest kernel cannot take is refused before any boot.
+TEST(ThpSizes, RoundTripAndRejectWhatNoKernelHas) {
+    ccnuma::emulated_machine m;
+    m.thp_sizes = {{64u << 10, "always"}, {16u << 10, "inherit"}};
+    EXPECT_NO_THROW(m.validate());
+    const std::string text = m.to_string();
+    EXPECT_NE(text.find(" thp-size=64K:always thp-size=16K:inherit"), std::string::npos) << text;
+    EXPECT_EQ(ccnuma::emulated_machine::parse(text), m);
+    EXPECT_EQ(ccnuma::emulated_machine::parse(text).to_string(), text);
+    EXPECT_EQ(ccnuma::emulated_machine{}.to_string().find("thp-size"), std::string::npos);
+    const auto one = ccnuma::emulated_machine::parse_thp_size("1M:madvise");
+    EXPECT_EQ(one.size, 1u << 20);
+    EXPECT_EQ(one.mode, "madvise");
+    EXPECT_NE(message_of([] { ccnuma::emulated_machine::parse_thp_size("64K"); }).find("bad thp-size \"64K\": expected SIZE:MODE"),
+              std::string::npos);
+    EXPECT_NE(message_of([] { ccnuma::emulated_machine::parse_thp_size("64Q:always"); }).find("bad thp-size \"64Q\""),
+              std::string::npos);
+    auto rejected = [](ccnuma::thp_size_mode t) {
+        ccnuma::emulated_machine bad;
+        bad.thp_sizes = {std::move(t)};
+        return message_of([&] { bad.validate(); });
+    };
+    EXPECT_NE(rejected({2u << 20, "always"}).find("thp-size 2M is not possible (expected a power of two from 8K to 1M)"),
+              std::string::npos);
+    EXPECT_NE(rejected({4u << 10, "always"}).find("thp-size 4K is not possible"), std::string::npos);
+    EXPECT_NE(rejected({96u << 10, "always"}).find("thp-size 96K is not possible"), std::string::npos);
+    EXPECT_NE(rejected({64u << 10, "sometimes"})
+                  .find("thp-size 64K mode \"sometimes\" is not possible (expected always, inherit, madvise or never)"),
+              std::string::npos);
+    // A mode is written into the guest's boot script: nothing but the four words gets there.
+    EXPECT_NE(rejected({64u << 10, "always; reboot"}).find("is not possible"), std::string::npos);
+}
+
 TEST(Issue26, DistanceMatrixDerivesTheMemoryNodesFromTheirLatency) {
     ccnuma::emulated_machine m;
     EXPECT_TRUE(m.distance_matrix().empty());  // QEMU's default, as before memory nodes

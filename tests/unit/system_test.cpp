@@ -155,6 +155,56 @@ TEST(PlacementWarnings, OnePerProblemWithItsRemedy) {
     EXPECT_TRUE(ccnuma::placement_warnings(ccnuma::topology::load(o), quiet, unprobed).empty());
 }
 
+// Per-size THP (mTHP, Linux 6.8+): a size below the PMD one that unadvised faults get is warned
+// with its size and file, the largest such size; "inherit" only where the top-level mode is
+// "always", and the PMD size's own entry never (the top-level warning speaks for it).
+TEST(PlacementWarnings, SmallerFolioSizesThatFaultInAreWarned) {
+    ccnuma::topology_options o;
+    o.source = "pack:2 numa:1 core:2 pu:1";
+    o.use_environment = false;
+    const auto t = ccnuma::topology::load(o);
+    const ccnuma::support_info unprobed;
+    ccnuma::kernel_settings k;
+    k.numa_balancing = 0;
+    k.thp_enabled = "madvise";
+    k.thp_sizes = {{16u << 10, "never"}, {64u << 10, "never"}, {2u << 20, "inherit"}};
+    EXPECT_TRUE(ccnuma::placement_warnings(t, k, unprobed).empty());
+    k.thp_sizes = {{16u << 10, "always"}, {64u << 10, "always"}, {2u << 20, "inherit"}};
+    auto w = ccnuma::placement_warnings(t, k, unprobed);
+    ASSERT_EQ(w.size(), 1u);
+    EXPECT_NE(w[0].find("transparent huge pages of 64 KiB are 'always' (mTHP, hugepages-64kB/enabled)"), std::string::npos)
+        << w[0];
+    k.thp_sizes = {{64u << 10, "inherit"}, {2u << 20, "always"}};
+    EXPECT_TRUE(ccnuma::placement_warnings(t, k, unprobed).empty()) << "inherit under madvise, and the PMD size's own entry";
+    k.thp_enabled = "always";
+    w = ccnuma::placement_warnings(t, k, unprobed);
+    ASSERT_EQ(w.size(), 2u);
+    EXPECT_NE(w[0].find("2 MiB"), std::string::npos) << w[0];
+    EXPECT_NE(w[1].find("64 KiB are 'inherit'"), std::string::npos) << w[1];
+}
+
+// kernel_settings::read() lists the sizes this kernel has, as sysfs does, with each one's mode.
+TEST(KernelSettings, ThpSizesAreTheKernelsOwn) {
+    const auto k = ccnuma::kernel_settings::read();
+    const std::string dir = "/sys/kernel/mm/transparent_hugepage";
+    std::size_t listed = 0;
+    for (const auto& [bytes, mode] : k.thp_sizes) {
+        SCOPED_TRACE(bytes);
+        std::ifstream in(dir + "/hugepages-" + std::to_string(bytes >> 10) + "kB/enabled");
+        std::string line;
+        ASSERT_TRUE(in && std::getline(in, line));
+        EXPECT_NE(line.find("[" + mode + "]"), std::string::npos) << line;
+        ++listed;
+    }
+    std::size_t present = 0;
+    std::error_code ec;
+    // A size may have shmem's file only (hugepages-8kB on 6.14+): no anonymous mode to list.
+    for (const auto& e : std::filesystem::directory_iterator(dir, ec))
+        present += e.path().filename().string().starts_with("hugepages-") && std::filesystem::exists(e.path() / "enabled");
+    EXPECT_EQ(listed, present);
+    EXPECT_TRUE(std::is_sorted(k.thp_sizes.begin(), k.thp_sizes.end()));
+}
+
 // Issue 32, item 7: an hpage_pmd_size that is not a power of two from a page to 1 GiB is
 // unknown, and the placement report says that huge pages fall back to base pages.
 TEST(PlacementWarnings, Issue32_7_UnknownHugePageSizeIsWarned) {

@@ -38,6 +38,9 @@ void print_json(const ccnuma::topology& t, const ccnuma::kernel_settings& k, con
     kernel["interleave_auto"] = k.interleave_auto ? json(*k.interleave_auto) : json(nullptr);  // null: before 6.16
     kernel["thp_enabled"] = k.thp_enabled;
     kernel["thp_defrag"] = k.thp_defrag;
+    json sizes = json::array();  // empty: no per-size THP (before Linux 6.8)
+    for (const auto& [bytes, mode] : k.thp_sizes) sizes.push_back({{"bytes", bytes}, {"enabled", mode}});
+    kernel["thp_sizes"] = sizes;
     const auto& pg = ccnuma::support();
     kernel["read_fault"] = std::string(ccnuma::to_string(pg.read_fault));
     kernel["huge_read_fault"] = std::string(ccnuma::to_string(pg.huge_read_fault));

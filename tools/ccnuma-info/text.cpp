@@ -245,6 +245,21 @@ void print_text(const ccnuma::topology& t, const ccnuma::kernel_settings& k,
                                              : " (manual: auto is off)");
     std::printf("  THP              %s (defrag %s)\n", k.thp_enabled.empty() ? "not available" : k.thp_enabled.c_str(),
                 k.thp_defrag.empty() ? "-" : k.thp_defrag.c_str());
+    if (!k.thp_sizes.empty()) {
+        // Each size's own mode, as hugepages-<size>kB/enabled lists it; the sizes left at "never"
+        // (the kernel's default for all but the PMD size) are counted, not listed.
+        std::string sizes;
+        std::size_t never = 0;
+        for (const auto& [bytes, mode] : k.thp_sizes) {
+            if (mode == "never") {
+                ++never;
+                continue;
+            }
+            sizes += (sizes.empty() ? "" : ", ") + std::to_string(bytes >> 10) + "kB " + mode;
+        }
+        if (never != 0) sizes += (sizes.empty() ? "" : ", ") + std::string("never: ") + std::to_string(never) + " more";
+        std::printf("  THP sizes        %s\n", sizes.c_str());
+    }
     const auto& pg = ccnuma::support();
     std::printf("  read fault       %s\n", read_fault_text(pg.read_fault, false, true, pg).c_str());
     if (pg.huge_read_fault != ccnuma::read_fault_kind::unknown)

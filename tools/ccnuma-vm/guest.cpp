@@ -42,6 +42,15 @@ std::string init_script(const request& r) {
     const std::string thp_ok = "grep -q '\\[" + m.thp + "\\]' " + thp_file;
     s += thp_ok + " || echo " + m.thp + " > " + thp_file + "\n";
     s += thp_ok + " || fail 'cannot set transparent_hugepage/enabled to " + m.thp + "'\n";
+    // The per-size settings have no boot parameter in the guest's 6.12 (thp_anon= is 6.13's).
+    for (const auto& t : m.thp_sizes) {
+        const std::string kb = std::to_string(t.size >> 10) + "kB";
+        const std::string file = "/sys/kernel/mm/transparent_hugepage/hugepages-" + kb + "/enabled";
+        const std::string ok = "grep -q '\\[" + t.mode + "\\]' " + file + " 2>/dev/null";
+        s += ok + " || echo " + t.mode + " > " + file + " 2>/dev/null\n";
+        s += ok + " || fail 'cannot set transparent_hugepage/hugepages-" + kb + "/enabled to " + t.mode +
+             " (this guest kernel has no such size, or no per-size THP)'\n";
+    }
     const std::string nb = std::to_string(m.numa_balancing);
     const std::string nb_ok = "[ \"$(cat /proc/sys/kernel/numa_balancing 2>/dev/null || echo 0)\" = " + nb + " ]";
     s += nb_ok + " || echo " + nb + " > /proc/sys/kernel/numa_balancing\n";

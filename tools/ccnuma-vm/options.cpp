@@ -26,7 +26,8 @@ namespace {
 constexpr const char* usage =
     "usage: ccnuma-vm [--nodes N] [--cores-per-node C] [--threads-per-core T] [--sockets S]\n"
     "                 [--mem-per-node SIZE] [--memory-node SIZE[,near=S][,bandwidth=R][,latency=R]]...\n"
-    "                 [--distances \"10,20;20,10\"] [--thp always|madvise|never] [--numa-balancing 0|1]\n"
+    "                 [--distances \"10,20;20,10\"] [--thp always|madvise|never] [--thp-size SIZE:MODE]...\n"
+    "                 [--numa-balancing 0|1]\n"
     "                 [--copy PATH]... [--env NAME=VALUE]... [--timeout SEC]\n"
     "                 [--keep-going] [--accel auto|tcg|tcg-multi|kvm] [--console-tail N] [--verbose]\n"
     "                 -- command [args...]\n"
@@ -41,6 +42,9 @@ constexpr const char* usage =
     "  --distances       SLIT matrix, rows separated by ';' (default 10 local, 20 remote); with\n"
     "                    --memory-node it covers the memory nodes too, and is passed as given\n"
     "  --thp             transparent huge pages in the guest (default madvise)\n"
+    "  --thp-size        one folio size's anonymous THP mode (mTHP, Linux 6.8+), e.g. 64K:always:\n"
+    "                    SIZE a power of two from 8K to 1M that the guest kernel lists, MODE\n"
+    "                    always, inherit, madvise or never (default: the kernel's, never)\n"
     "  --numa-balancing  kernel.numa_balancing in the guest (default 0)\n"
     "  --copy PATH       also put PATH (file or directory, with the libraries of ELF files) into\n"
     "                    the guest, at the same path\n"
@@ -117,7 +121,7 @@ std::string absolute(const std::string& p) { return std::filesystem::absolute(p)
 // own value; the cases share nothing but the options they fill.
 options parse(int argc, char** argv) {
     enum : int {
-        opt_nodes = 256, opt_cores, opt_threads, opt_sockets, opt_mem, opt_memory_node, opt_distances, opt_thp, opt_balancing, opt_copy,
+        opt_nodes = 256, opt_cores, opt_threads, opt_sockets, opt_mem, opt_memory_node, opt_distances, opt_thp, opt_thp_size, opt_balancing, opt_copy,
         opt_env, opt_timeout, opt_keep_going, opt_accel, opt_console_tail, opt_setup
     };
     static const option longs[] = {
@@ -129,6 +133,7 @@ options parse(int argc, char** argv) {
         {"memory-node", required_argument, nullptr, opt_memory_node},
         {"distances", required_argument, nullptr, opt_distances},
         {"thp", required_argument, nullptr, opt_thp},
+        {"thp-size", required_argument, nullptr, opt_thp_size},
         {"numa-balancing", required_argument, nullptr, opt_balancing},
         {"copy", required_argument, nullptr, opt_copy},
         {"env", required_argument, nullptr, opt_env},
@@ -173,6 +178,9 @@ options parse(int argc, char** argv) {
                 m.distances = reading("--distances: ", [&] { return ccnuma::emulated_machine::parse_distances(value); });
                 break;
             case opt_thp: m.thp = value; break;
+            case opt_thp_size:
+                m.thp_sizes.push_back(reading("--thp-size: ", [&] { return ccnuma::emulated_machine::parse_thp_size(value); }));
+                break;
             case opt_balancing: m.numa_balancing = number(a, value); break;
             case opt_copy:
                 if (::access(value.c_str(), F_OK) != 0)

@@ -38,6 +38,18 @@ struct memory_node {
     friend bool operator==(const memory_node&, const memory_node&) = default;
 };
 
+/// One folio size's anonymous THP setting in the guest (Linux 6.8+'s mTHP: the file
+/// /sys/kernel/mm/transparent_hugepage/hugepages-<size>kB/enabled).
+struct thp_size_mode {
+    /// The folio size in bytes: a power of two above the base page and below the PMD size
+    /// (16K to 1M on x86-64; the guest kernel lists which it has).
+    std::uint64_t size = std::uint64_t{64} << 10;
+    /// "always", "inherit" (the top-level mode), "madvise" or "never".
+    std::string mode = "always";
+
+    friend bool operator==(const thp_size_mode&, const thp_size_mode&) = default;
+};
+
 struct emulated_machine {
     /// NUMA nodes; node n owns CPUs [n*cpus_per_node(), (n+1)*cpus_per_node()).
     unsigned nodes = 2;
@@ -54,6 +66,9 @@ struct emulated_machine {
     std::vector<std::vector<unsigned>> distances;
     /// Transparent huge pages in the guest: "always", "madvise" or "never".
     std::string thp = "madvise";
+    /// Per-size (mTHP) settings written in the guest after boot, in this order; the sizes not
+    /// named keep the kernel's defaults (Debian's 6.12: the PMD size "inherit", the rest "never").
+    std::vector<thp_size_mode> thp_sizes;
     /// kernel.numa_balancing in the guest: 0 or 1. Off by default so that placement stays where
     /// the program put it.
     unsigned numa_balancing = 0;
@@ -86,12 +101,14 @@ struct emulated_machine {
     /// or an odd number of MiB per node or memory node; a memory node near a socket that does not
     /// exist, or with a bandwidth ratio outside [0.01, 1] or a latency ratio outside [1, 10]; a
     /// distance matrix of the wrong size, off-diagonal entries outside 11..254 or a diagonal
-    /// other than 10; an unknown THP mode.
+    /// other than 10; an unknown THP mode; a per-size THP setting whose size is not a power of
+    /// two from 8K to 1M, or whose mode is not always, inherit, madvise or never.
     void validate() const;
 
     /// "nodes=2 sockets=2 cores-per-node=2 threads-per-core=1 mem-per-node=512M thp=madvise
     /// numa-balancing=0", plus " memory-node=512M,near=0,bandwidth=0.5,latency=2" for each memory
-    /// node and " distances=10,20;20,10" when distances are given.
+    /// node, " thp-size=64K:always" for each per-size THP setting and " distances=10,20;20,10"
+    /// when distances are given.
     std::string to_string() const;
 
     /// Parses the to_string() format (keys in any order, missing keys keep their defaults) and
@@ -106,6 +123,10 @@ struct emulated_machine {
     /// --memory-node; missing keys keep memory_node's defaults. Only the syntax is checked here;
     /// validate() checks the values against the machine.
     static memory_node parse_memory_node(std::string_view text);
+
+    /// "SIZE:MODE" (64K:always), the value of ccnuma-vm's --thp-size. Only the syntax is checked
+    /// here; validate() checks the size and the mode.
+    static thp_size_mode parse_thp_size(std::string_view text);
 
     /// The shape of the guest this process runs in (read from /etc/ccnuma-vm), or nullopt on
     /// any other machine. Throws ccnuma::error if the file exists but is malformed.

@@ -41,15 +41,10 @@ std::size_t huge_page_bytes() noexcept;
 /// A private anonymous read-write mapping p of `bytes` with p + `offset` (a multiple of the page)
 /// on a multiple of `align` (a power of two, 0 or a page for no more than page alignment);
 /// nullptr where mmap or mprotect fails. `bytes` is rounded up to whole pages; the excess
-/// mapped for the alignment is unmapped again, so unmap(p, bytes) releases all of it. Under THP
-/// "always" the huge-page frames that p's two ends fill only in part are advised
-/// MADV_NOHUGEPAGE before p is writable, so that khugepaged cannot collapse a frame that holds
-/// both p's untouched pages and a neighbour's present ones (memory.cpp). `thp_always` is
-/// thp_always() as the caller read it: a caller that maps and then places reads the mode once
-/// and hands it to both, so that they decide alike and the sysfs file is read once (an open, a
-/// read and a close: 8.3 to 8.7 us a call on the 2-vCPU development VM).
-void* map_anonymous(std::size_t bytes, std::size_t align, std::size_t offset, bool thp_always) noexcept;
-/// map_anonymous with the THP mode read now.
+/// mapped for the alignment is unmapped again, so unmap(p, bytes) releases all of it. Where the
+/// kernel has THP, in every mode, the huge-page frames that p's two ends fill only in part are
+/// advised MADV_NOHUGEPAGE before p is writable, so that neither khugepaged nor a neighbour's
+/// fault can give one folio to p's untouched pages and a neighbour's (memory.cpp).
 void* map_anonymous(std::size_t bytes, std::size_t align = 0, std::size_t offset = 0) noexcept;
 /// munmap(2) of a mapping of map_anonymous. Returns errno or 0.
 int unmap(void* addr, std::size_t bytes) noexcept;
@@ -74,9 +69,9 @@ std::string cpufreq(unsigned cpu, const char* file);
 std::string thp_setting(const char* name) noexcept;
 /// The THP mode: thp_setting("enabled").
 std::string thp_mode() noexcept;
-/// Whether the THP mode is "always", where khugepaged may collapse any mapping's huge-page
-/// frames and first touch may place a whole huge page: thp_mode() == "always".
-bool thp_always() noexcept;
+/// Each anonymous folio size's THP mode (Linux 6.8+, mTHP): (bytes, the active choice of
+/// hugepages-<size>kB/enabled), size ascending, the PMD size included; empty before 6.8.
+std::vector<std::pair<std::size_t, std::string>> thp_size_modes() noexcept;
 /// The kernel's page-table isolation as /sys/devices/system/cpu/vulnerabilities/meltdown says
 /// it ("Mitigation: PTI", "Not affected", "Vulnerable"); empty where the file cannot be read.
 /// With PTI on a CPU without PCID every system call drops the TLB.
