@@ -156,17 +156,19 @@ void write_planned(const detail::team_layout& team, unsigned t, const std::vecto
 // whose hugepages-<size>kB/enabled says "always", in any top-level mode. So a frame whose base
 // pages belong to two threads would go whole to one of them: in the 4-node guest, with
 // hugepages-64kB "always" under "madvise", chunks of 300 KiB came out 89.1 to 91.4% local
-// before this ran in every mode. Those frames, and the ones the range covers only in part
-// (their other part is someone else's), are opted out with MADV_NOHUGEPAGE, which opts out
-// every folio size, before anything is written; a frame that one thread owns whole stays
-// eligible, since it lands on that thread's node either way. The frame is the PMD size, the
+// before this ran in every mode. The same holds for a frame whose units are planned for two
+// nodes (the tier policies, weights). Those frames, where key(i) of unit i differs (the
+// owning thread, or the planned node), and the ones the range covers only in part (their
+// other part is someone else's), are opted out with MADV_NOHUGEPAGE, which opts out every
+// folio size, before anything is written; a frame of one key stays eligible, since it lands
+// on that thread's or that planned node either way. The frame is the PMD size, the
 // largest an anonymous fault gets, so a smaller folio across a boundary lies in an opted-out
 // frame too. It is done in every mode: which sizes may fault in unadvised is up to ten sysfs
 // files, read at the first write rather than now (memory.cpp). Adjacent opted-out frames are
 // advised as one range, so a team of T threads splits the mapping into at most about 2T + 2
 // VMAs. Returns how many frames were given up.
-std::size_t keep_base_units_exact(const detail::team_layout& team, const detail::unit_range& r,
-                                  const std::string& what) {
+template <class Key>
+std::size_t keep_base_units_exact(const detail::unit_range& r, const std::string& what, Key key) {
     const std::size_t huge = detail::huge_page_bytes();
     const std::size_t page = detail::page_bytes();
     if (huge <= page || r.unit >= huge || r.end == r.begin) return 0;
@@ -186,8 +188,8 @@ std::size_t keep_base_units_exact(const detail::team_layout& team, const detail:
         if (!mixed) {
             // Units of this huge page: the base units from h to h + huge.
             const std::size_t i0 = (h - r.first) / r.unit, i1 = std::min(r.count(), (h + huge - r.first) / r.unit);
-            const unsigned owner = team.unit_owner(r, i0);
-            for (std::size_t i = i0 + 1; i < i1 && !mixed; ++i) mixed = team.unit_owner(r, i) != owner;
+            const auto first = key(i0);
+            for (std::size_t i = i0 + 1; i < i1 && !mixed; ++i) mixed = key(i) != first;
         }
         if (!mixed) continue;
         ++given_up;
@@ -200,6 +202,11 @@ std::size_t keep_base_units_exact(const detail::team_layout& team, const detail:
     }
     flush();
     return given_up;
+}
+
+// keep_base_units_exact by the owning thread (touch, bind_units).
+std::size_t keep_base_units_exact(const detail::team_layout& team, const detail::unit_range& r, const std::string& what) {
+    return keep_base_units_exact(r, what, [&](std::size_t i) { return team.unit_owner(r, i); });
 }
 
 }  // namespace
@@ -254,6 +261,14 @@ void apply(void* ptr, std::size_t bytes, const policy& p, std::size_t element_si
             const auto nodes = detail::policy_nodes(m, what);
             const std::size_t len =
                 (bytes + detail::page_bytes() - 1) / detail::page_bytes() * detail::page_bytes();
+            // The kernel interleaves a folio as one unit: under THP "always", or with a smaller
+            // folio size "always" (mTHP), base-page interleave would step by 2 MiB or 64 KiB.
+            // The pages stay base pages, as the policy says; .pages(page_kind::huge) interleaves
+            // huge pages (aligned, advised MADV_HUGEPAGE above).
+            if (m.interleaves && page_kind_of(p) == page_kind::base && detail::huge_page_bytes() > detail::page_bytes())
+                if (const int err = detail::advise_huge(ptr, len, false))
+                    detail::diagnose(what + ": madvise(MADV_NOHUGEPAGE) of " + detail::human_bytes(len) + " failed (" +
+                                     std::strerror(err) + "), so transparent huge pages may interleave it by folios");
             // A spilling policy names its own nodes to the kernel, not every node it may spill to.
             if (int err = detail::mbind_range(ptr, len, m.mode, m.spills ? m.nodes : nodes, 0)) {
                 // The nodes are checked above, so EINVAL for this mode means the kernel lacks it.
@@ -269,8 +284,12 @@ void apply(void* ptr, std::size_t bytes, const policy& p, std::size_t element_si
             const auto nodes = detail::policy_nodes(m, what);
             const auto learned = detail::run_team(n, m.sched, {}, what);
             warn_small_chunks(learned, bytes, element_size, unit, p);
-            (void)keep_base_units_exact(learned, units, what);
             const auto plan = detail::plan_units(m, nodes, learned, units, what);
+            // A folio goes to the node its first writer's run is planned for, whichever thread
+            // writes; an unplanned unit (-1) is first-touched, on its owner's node.
+            (void)keep_base_units_exact(units, what, [&](std::size_t i) {
+                return plan[i] >= 0 ? static_cast<long long>(plan[i]) : -1 - static_cast<long long>(learned.unit_owner(units, i));
+            });
             (void)detail::run_team(
                 n, m.sched,
                 [&](unsigned t, const detail::team_layout& layout) {

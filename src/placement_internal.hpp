@@ -58,6 +58,10 @@ struct policy_meaning {
     plan how = plan::none;         ///< for write_planned
     std::vector<unsigned> weights;  ///< plan::weights: one per node of `nodes`
     bool weights_by_bandwidth = false;  ///< plan::weights: from the bandwidths, at allocation
+    /// kernel_policy: consecutive pages go to different nodes (interleave, weighted_interleave
+    /// by the kernel's weights). The kernel interleaves a folio as one unit, so with base pages
+    /// the range is opted out of THP first (placement.cpp).
+    bool interleaves = false;
     /// The meaning writes every untouched page (touch and write_planned): place() needs
     /// writable memory for it.
     bool writes() const noexcept { return act == action::touch || act == action::write_planned; }

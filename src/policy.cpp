@@ -102,9 +102,11 @@ struct meaning_visitor {
                 with_args(blocked::name, schedule_args(x.sched) + page_args(x.page)));
     }
     policy_meaning operator()(const interleave& x) const {
-        return meaning(policy_meaning::action::kernel_policy, MPOL_INTERLEAVE, x.nodes(), false, {}, x.page,
+        auto m = meaning(policy_meaning::action::kernel_policy, MPOL_INTERLEAVE, x.nodes(), false, {}, x.page,
                 with_args(interleave::name, (x.nodes().empty() ? std::string("all") : format_list(x.nodes())) +
                                             page_args(x.page)));
+        m.interleaves = true;
+        return m;
     }
     policy_meaning operator()(const on_node& x) const {
         return meaning(policy_meaning::action::kernel_policy, MPOL_BIND, {x.node}, false, {}, x.page,
@@ -116,9 +118,12 @@ struct meaning_visitor {
     }
     policy_meaning operator()(const weighted_interleave& x) const {
         const std::string nodes = x.nodes().empty() ? std::string("all") : format_list(x.nodes());
-        if (x.weights().empty() && !x.weights_by_bandwidth())
-            return meaning(policy_meaning::action::kernel_policy, mpol_weighted_interleave, x.nodes(), false, {}, x.page,
+        if (x.weights().empty() && !x.weights_by_bandwidth()) {
+            auto m = meaning(policy_meaning::action::kernel_policy, mpol_weighted_interleave, x.nodes(), false, {}, x.page,
                     with_args(weighted_interleave::name, nodes + page_args(x.page)));
+            m.interleaves = true;
+            return m;
+        }
         std::string args;
         if (x.weights_by_bandwidth()) {
             args = nodes + ",by_bandwidth";

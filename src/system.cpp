@@ -147,17 +147,28 @@ std::vector<std::string> placement_warnings(const topology& topo, const kernel_s
                     " PUs per core): compact and scatter fill every core once before using siblings; "
                     "memory-bound loops rarely gain from more than " + std::to_string(topo.cores().size()) +
                     " threads (one per core)");
-    if (kernel.thp_enabled == "always")
-        w.push_back("transparent huge pages are 'always': first touch then places 2 MiB at a time, so a "
-                    "thread's chunk smaller than 2 MiB may land on a neighbour's node");
-    // The largest folio size below the PMD one that unadvised faults get ("inherit" follows the
-    // top-level mode; the PMD size is the warning above): the kernel tries the largest enabled
-    // size that fits first, so that is what a part's boundary may lose.
-    std::size_t pmd = 0;
-    for (const auto& [bytes, mode] : kernel.thp_sizes) pmd = std::max(pmd, bytes);
-    for (auto it = kernel.thp_sizes.rbegin(); it != kernel.thp_sizes.rend(); ++it) {
-        const auto& [bytes, mode] = *it;
-        if (bytes == pmd || !(mode == "always" || (mode == "inherit" && kernel.thp_enabled == "always"))) continue;
+    // Since Linux 6.8 each folio size has its own mode, the PMD size's included ("inherit", its
+    // default, follows the top-level one); before, the top-level mode is the PMD size's.
+    std::size_t pmd = pages.huge_page_size;
+    if (pmd == 0)
+        for (const auto& [bytes, mode] : kernel.thp_sizes) pmd = std::max(pmd, bytes);
+    if (pmd == 0) pmd = std::size_t{2} << 20;  // no size told: the top-level mode is x86-64's 2 MiB one
+    const auto unadvised = detail::thp_unadvised_sizes(kernel.thp_enabled, kernel.thp_sizes, pmd);
+    if (std::find(unadvised.begin(), unadvised.end(), pmd) != unadvised.end())
+        w.push_back(std::string("transparent huge pages are 'always'") +
+                    (kernel.thp_enabled == "always" ? ""
+                                                    : " for 2 MiB (hugepages-" + std::to_string(pmd >> 10) +
+                                                          "kB/enabled, under '" + kernel.thp_enabled + "')") +
+                    ": first touch then places 2 MiB at a time, so a thread's chunk smaller than 2 MiB may land on "
+                    "a neighbour's node");
+    // The largest folio size below the PMD one that unadvised faults get: the kernel tries the
+    // largest enabled size that fits first, so that is what a part's boundary may lose.
+    for (auto it = unadvised.rbegin(); it != unadvised.rend(); ++it) {
+        const std::size_t bytes = *it;
+        if (bytes >= pmd) continue;
+        std::string mode;
+        for (const auto& [b, m] : kernel.thp_sizes)
+            if (b == bytes) mode = m;
         const std::string size = std::to_string(bytes >> 10) + " KiB";
         w.push_back("transparent huge pages of " + size + " are '" + mode +
                     "' (mTHP, hugepages-" + std::to_string(bytes >> 10) + "kB/enabled): first touch then places " +

@@ -129,6 +129,11 @@ struct placement_report {
     /// neighbour's node (docs/placement.md). So it counts those end frames for every policy,
     /// interleave and bind included.
     std::size_t huge_given_up = 0;
+    /// Whether, when the report was made, the kernel gave folios larger than a page to faults in
+    /// unadvised mappings (THP "always", or since Linux 6.8 a folio size at "always"). Only then
+    /// did the frames huge_given_up counts make a difference, and only then does to_string()
+    /// name them: under "madvise" or "never" a base-page mapping gets no folio either way.
+    bool thp_unadvised = false;
     /// Fraction of the pages on one of the owning thread's local nodes (pu_info::local_nodes:
     /// its DRAM and the CPU-less memory near it). Equals locality where no node is CPU-less;
     /// first_touch{}.tiers(by_bandwidth) keeps it at 1.0 while locality counts the far share out.

@@ -74,7 +74,8 @@ std::vector<std::pair<unsigned, unsigned>> auto_interleave_weights(const topolog
 std::optional<std::uint64_t> node_free_bytes(unsigned node) noexcept;
 
 /// Settings of the host and properties of the topology a user should act on before measuring
-/// or relying on placement: NUMA balancing on, a restricted affinity mask, SMT, THP "always",
+/// or relying on placement: NUMA balancing on, a restricted affinity mask, SMT, THP "always"
+/// (the PMD size's mode, or since Linux 6.8 a smaller folio size at "always": thp_sizes),
 /// and what a read of untouched memory does on this kernel (the zero page that makes read-only
 /// arrays look impossibly fast, or private frames and huge pages that a serial read places),
 /// and a tiered machine (bandwidths from one initiator differ) whose kernel weighted-interleave

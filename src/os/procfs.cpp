@@ -166,6 +166,20 @@ std::string thp_setting(const char* name) noexcept {
 
 std::string thp_mode() noexcept { return thp_setting("enabled"); }
 
+std::vector<std::size_t> thp_unadvised_sizes(const std::string& enabled,
+                                             const std::vector<std::pair<std::size_t, std::string>>& sizes,
+                                             std::size_t pmd) {
+    std::vector<std::size_t> out;
+    if (sizes.empty()) {
+        if (enabled == "always" && pmd != 0) out.push_back(pmd);
+        return out;
+    }
+    for (const auto& [bytes, mode] : sizes)
+        if (mode == "always" || (mode == "inherit" && enabled == "always")) out.push_back(bytes);
+    std::sort(out.begin(), out.end());
+    return out;
+}
+
 std::vector<std::pair<std::size_t, std::string>> thp_size_modes() noexcept {
     std::vector<std::pair<std::size_t, std::string>> sizes;
     try {

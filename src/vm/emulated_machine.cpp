@@ -262,10 +262,11 @@ void emulated_machine::validate() const {
     }
     if (thp != "always" && thp != "madvise" && thp != "never") bad_shape("thp", detail::quote(thp), "always, madvise or never");
     for (const auto& t : thp_sizes) {
-        // Below the PMD size (2M on x86-64, the top-level mode's) and above the base page: the
-        // sizes a 6.8+ kernel may list as hugepages-<size>kB for anonymous memory.
-        if (t.size < (std::uint64_t{8} << 10) || t.size > (std::uint64_t{1} << 20) || (t.size & (t.size - 1)) != 0)
-            bad_shape("thp-size", format_size(t.size), "a power of two from 8K to 1M");
+        // Below the PMD size (2M on x86-64, the top-level mode's) and above two base pages: the
+        // sizes a 6.8+ kernel lists as hugepages-<size>kB/enabled for anonymous memory (an
+        // 8 KiB folio is shmem's only: hugepages-8kB has no anonymous "enabled").
+        if (t.size < (std::uint64_t{16} << 10) || t.size > (std::uint64_t{1} << 20) || (t.size & (t.size - 1)) != 0)
+            bad_shape("thp-size", format_size(t.size), "a power of two from 16K to 1M");
         if (t.mode != "always" && t.mode != "inherit" && t.mode != "madvise" && t.mode != "never")
             bad_shape("thp-size " + format_size(t.size) + " mode", detail::quote(t.mode), "always, inherit, madvise or never");
     }

@@ -3,6 +3,7 @@
 
 #include <ccnuma/binding.hpp>
 #include <ccnuma/memory_policy.hpp>
+#include <ccnuma/system.hpp>
 #include <ccnuma/topology.hpp>
 #include <ccnuma/version.hpp>
 
@@ -111,8 +112,16 @@ TEST(Golden, Issue26_InfoOnATieredMachine) {
               nlohmann::json::parse(R"([{"node":0,"weight":1},{"node":1,"weight":1},{"node":2,"weight":14},)"
                                     R"({"node":4,"weight":14},{"node":6,"weight":1},{"node":8,"weight":1},)"
                                     R"({"node":9,"weight":1}])"));
-    for (const char* key : {"numa_balancing_mode", "demotion_enabled", "interleave_weights", "interleave_auto"})
+    for (const char* key : {"numa_balancing_mode", "demotion_enabled", "interleave_weights", "interleave_auto", "thp_sizes"})
         EXPECT_TRUE(doc["kernel"].contains(key)) << key;
+    // Each size's mode as the library reads it: the same list, in the same order.
+    const auto k = ccnuma::kernel_settings::read();
+    ASSERT_TRUE(doc["kernel"]["thp_sizes"].is_array());
+    ASSERT_EQ(doc["kernel"]["thp_sizes"].size(), k.thp_sizes.size());
+    for (std::size_t i = 0; i < k.thp_sizes.size(); ++i) {
+        EXPECT_EQ(doc["kernel"]["thp_sizes"][i]["bytes"], k.thp_sizes[i].first);
+        EXPECT_EQ(doc["kernel"]["thp_sizes"][i]["enabled"], k.thp_sizes[i].second);
+    }
 }
 
 // Issue 32, item 10: 20-digit memattr values ran ccnuma-info's access columns together. Each
@@ -677,7 +686,7 @@ TEST(BadInput, VmRejectsImpossibleMachinesAndMissingCommandsBeforeBooting) {
         {"--distances '10,x' -- true", 2, "--distances: bad distance matrix \"10,x\": expected a number"},
         {"--thp sometimes -- true", 1, "thp \"sometimes\" is not possible (expected always, madvise or never)"},
         {"--thp-size 64K -- true", 2, "--thp-size: bad thp-size \"64K\": expected SIZE:MODE, e.g. 64K:always"},
-        {"--thp-size 2M:always -- true", 1, "thp-size 2M is not possible (expected a power of two from 8K to 1M)"},
+        {"--thp-size 2M:always -- true", 1, "thp-size 2M is not possible (expected a power of two from 16K to 1M)"},
         {"--thp-size 64K:often -- true", 1, "thp-size 64K mode \"often\" is not possible (expected always, inherit, madvise or never)"},
         {"--numa-balancing 2 -- true", 1, "numa-balancing 2 is not possible"},
         {"--nodes two -- true", 2, "--nodes needs a whole number"},

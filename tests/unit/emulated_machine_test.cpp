@@ -258,9 +258,9 @@ TEST(ThpSizes, RoundTripAndRejectWhatNoKernelHas) {
         bad.thp_sizes = {std::move(t)};
         return message_of([&] { bad.validate(); });
     };
-    EXPECT_NE(rejected({2u << 20, "always"}).find("thp-size 2M is not possible (expected a power of two from 8K to 1M)"),
+    EXPECT_NE(rejected({2u << 20, "always"}).find("thp-size 2M is not possible (expected a power of two from 16K to 1M)"),
               std::string::npos);
-    EXPECT_NE(rejected({4u << 10, "always"}).find("thp-size 4K is not possible"), std::string::npos);
+    EXPECT_NE(rejected({8u << 10, "always"}).find("thp-size 8K is not possible"), std::string::npos);
     EXPECT_NE(rejected({96u << 10, "always"}).find("thp-size 96K is not possible"), std::string::npos);
     EXPECT_NE(rejected({64u << 10, "sometimes"})
                   .find("thp-size 64K mode \"sometimes\" is not possible (expected always, inherit, madvise or never)"),

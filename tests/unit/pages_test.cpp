@@ -635,3 +635,20 @@ TEST(Support, Issue32_7_AnUnknownHugePageSizeIsSaid) {
 }
 
 }  // namespace
+
+// The frames opted out of THP are in the field always and in the text only where the kernel gave
+// folios to unadvised faults when the report was made: under madvise they changed nothing.
+TEST(PlacementReport, NamesTheFramesOptedOutOnlyWhereTheyMadeADifference) {
+    ccnuma::placement_report r;
+    r.pages = ccnuma::node_histogram(std::vector<int>{0, 0, 1, 1});
+    r.placed = 4;
+    r.huge_given_up = 1;
+    EXPECT_EQ(r.to_string().find("opted out"), std::string::npos) << r.to_string();
+    r.thp_unadvised = true;
+    EXPECT_NE(r.to_string().find("; 1 huge-page frame opted out of THP (MADV_NOHUGEPAGE"), std::string::npos)
+        << r.to_string();
+    r.huge_given_up = 3;
+    EXPECT_NE(r.to_string().find("; 3 huge-page frames opted out of THP"), std::string::npos) << r.to_string();
+    r.huge_given_up = 0;
+    EXPECT_EQ(r.to_string().find("opted out"), std::string::npos) << r.to_string();
+}

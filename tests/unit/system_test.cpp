@@ -174,13 +174,37 @@ TEST(PlacementWarnings, SmallerFolioSizesThatFaultInAreWarned) {
     ASSERT_EQ(w.size(), 1u);
     EXPECT_NE(w[0].find("transparent huge pages of 64 KiB are 'always' (mTHP, hugepages-64kB/enabled)"), std::string::npos)
         << w[0];
+    // The PMD size's own mode: "always" under a top-level "madvise" is warned, with its file.
     k.thp_sizes = {{64u << 10, "inherit"}, {2u << 20, "always"}};
-    EXPECT_TRUE(ccnuma::placement_warnings(t, k, unprobed).empty()) << "inherit under madvise, and the PMD size's own entry";
+    w = ccnuma::placement_warnings(t, k, unprobed);
+    ASSERT_EQ(w.size(), 1u) << "64 KiB inherits madvise";
+    EXPECT_NE(w[0].find("transparent huge pages are 'always' for 2 MiB (hugepages-2048kB/enabled, under 'madvise')"),
+              std::string::npos)
+        << w[0];
     k.thp_enabled = "always";
     w = ccnuma::placement_warnings(t, k, unprobed);
     ASSERT_EQ(w.size(), 2u);
-    EXPECT_NE(w[0].find("2 MiB"), std::string::npos) << w[0];
+    EXPECT_NE(w[0].find("transparent huge pages are 'always': first touch then places 2 MiB"), std::string::npos) << w[0];
     EXPECT_NE(w[1].find("64 KiB are 'inherit'"), std::string::npos) << w[1];
+    // And "never" for the PMD size under a top-level "always": no 2 MiB folio, no 2 MiB warning.
+    k.thp_sizes = {{64u << 10, "never"}, {2u << 20, "never"}};
+    EXPECT_TRUE(ccnuma::placement_warnings(t, k, unprobed).empty());
+}
+
+// Which folio sizes an unadvised fault may get: a size's own "always", or "inherit" under a
+// top-level "always"; before per-size modes (Linux 6.8) the PMD size under "always".
+TEST(KernelSettings, UnadvisedFolioSizesFollowEachSizesMode) {
+    using ccnuma::detail::thp_unadvised_sizes;
+    const std::size_t k64 = 64u << 10, k16 = 16u << 10, pmd = 2u << 20;
+    EXPECT_EQ(thp_unadvised_sizes("always", {}, pmd), std::vector<std::size_t>{pmd});
+    EXPECT_TRUE(thp_unadvised_sizes("madvise", {}, pmd).empty());
+    EXPECT_TRUE(thp_unadvised_sizes("madvise", {{k16, "never"}, {k64, "inherit"}, {pmd, "inherit"}}, pmd).empty());
+    EXPECT_EQ(thp_unadvised_sizes("madvise", {{k16, "never"}, {k64, "always"}, {pmd, "inherit"}}, pmd),
+              std::vector<std::size_t>{k64});
+    EXPECT_EQ(thp_unadvised_sizes("always", {{k16, "madvise"}, {k64, "inherit"}, {pmd, "inherit"}}, pmd),
+              (std::vector<std::size_t>{k64, pmd}));
+    EXPECT_TRUE(thp_unadvised_sizes("always", {{k64, "never"}, {pmd, "never"}}, pmd).empty());
+    EXPECT_EQ(thp_unadvised_sizes("never", {{pmd, "always"}}, pmd), std::vector<std::size_t>{pmd});
 }
 
 // kernel_settings::read() lists the sizes this kernel has, as sysfs does, with each one's mode.

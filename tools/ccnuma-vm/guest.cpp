@@ -47,7 +47,7 @@ std::string init_script(const request& r) {
         const std::string kb = std::to_string(t.size >> 10) + "kB";
         const std::string file = "/sys/kernel/mm/transparent_hugepage/hugepages-" + kb + "/enabled";
         const std::string ok = "grep -q '\\[" + t.mode + "\\]' " + file + " 2>/dev/null";
-        s += ok + " || echo " + t.mode + " > " + file + " 2>/dev/null\n";
+        s += ok + " || echo " + t.mode + " 2>/dev/null > " + file + "\n";
         s += ok + " || fail 'cannot set transparent_hugepage/hugepages-" + kb + "/enabled to " + t.mode +
              " (this guest kernel has no such size, or no per-size THP)'\n";
     }

@@ -43,7 +43,7 @@ constexpr const char* usage =
     "                    --memory-node it covers the memory nodes too, and is passed as given\n"
     "  --thp             transparent huge pages in the guest (default madvise)\n"
     "  --thp-size        one folio size's anonymous THP mode (mTHP, Linux 6.8+), e.g. 64K:always:\n"
-    "                    SIZE a power of two from 8K to 1M that the guest kernel lists, MODE\n"
+    "                    SIZE a power of two from 16K to 1M that the guest kernel lists, MODE\n"
     "                    always, inherit, madvise or never (default: the kernel's, never)\n"
     "  --numa-balancing  kernel.numa_balancing in the guest (default 0)\n"
     "  --copy PATH       also put PATH (file or directory, with the libraries of ELF files) into\n"

@@ -102,7 +102,7 @@ struct emulated_machine {
     /// exist, or with a bandwidth ratio outside [0.01, 1] or a latency ratio outside [1, 10]; a
     /// distance matrix of the wrong size, off-diagonal entries outside 11..254 or a diagonal
     /// other than 10; an unknown THP mode; a per-size THP setting whose size is not a power of
-    /// two from 8K to 1M, or whose mode is not always, inherit, madvise or never.
+    /// two from 16K to 1M, or whose mode is not always, inherit, madvise or never.
     void validate() const;
 
     /// "nodes=2 sockets=2 cores-per-node=2 threads-per-core=1 mem-per-node=512M thp=madvise

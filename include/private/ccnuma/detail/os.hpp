@@ -72,6 +72,13 @@ std::string thp_mode() noexcept;
 /// Each anonymous folio size's THP mode (Linux 6.8+, mTHP): (bytes, the active choice of
 /// hugepages-<size>kB/enabled), size ascending, the PMD size included; empty before 6.8.
 std::vector<std::pair<std::size_t, std::string>> thp_size_modes() noexcept;
+/// The folio sizes above a page that a fault in an unadvised anonymous mapping may get, from
+/// the top-level mode `enabled` and the per-size modes (thp_size_modes()): each size whose mode
+/// is "always", or "inherit" under "always"; before Linux 6.8 (no per-size modes) the PMD size
+/// `pmd` under "always". Ascending. Pure: the settings are the caller's.
+std::vector<std::size_t> thp_unadvised_sizes(const std::string& enabled,
+                                             const std::vector<std::pair<std::size_t, std::string>>& sizes,
+                                             std::size_t pmd);
 /// The kernel's page-table isolation as /sys/devices/system/cpu/vulnerabilities/meltdown says
 /// it ("Mitigation: PTI", "Not affected", "Vulnerable"); empty where the file cannot be read.
 /// With PTI on a CPU without PCID every system call drops the TLB.
