@@ -166,7 +166,9 @@ void write_planned(const detail::team_layout& team, unsigned t, const std::vecto
 // frame too. It is done in every mode: which sizes may fault in unadvised is up to ten sysfs
 // files, read at the first write rather than now (memory.cpp). Adjacent opted-out frames are
 // advised as one range, so a team of T threads splits the mapping into at most about 2T + 2
-// VMAs. Returns how many frames were given up.
+// VMAs by owner (the planned-node key adds a boundary wherever the plan changes node inside a
+// frame: up to one run per unit for a fine weight pattern). Returns how many frames were
+// given up.
 template <class Key>
 std::size_t keep_base_units_exact(const detail::unit_range& r, const std::string& what, Key key) {
     const std::size_t huge = detail::huge_page_bytes();
@@ -261,14 +263,6 @@ void apply(void* ptr, std::size_t bytes, const policy& p, std::size_t element_si
             const auto nodes = detail::policy_nodes(m, what);
             const std::size_t len =
                 (bytes + detail::page_bytes() - 1) / detail::page_bytes() * detail::page_bytes();
-            // The kernel interleaves a folio as one unit: under THP "always", or with a smaller
-            // folio size "always" (mTHP), base-page interleave would step by 2 MiB or 64 KiB.
-            // The pages stay base pages, as the policy says; .pages(page_kind::huge) interleaves
-            // huge pages (aligned, advised MADV_HUGEPAGE above).
-            if (m.interleaves && page_kind_of(p) == page_kind::base && detail::huge_page_bytes() > detail::page_bytes())
-                if (const int err = detail::advise_huge(ptr, len, false))
-                    detail::diagnose(what + ": madvise(MADV_NOHUGEPAGE) of " + detail::human_bytes(len) + " failed (" +
-                                     std::strerror(err) + "), so transparent huge pages may interleave it by folios");
             // A spilling policy names its own nodes to the kernel, not every node it may spill to.
             if (int err = detail::mbind_range(ptr, len, m.mode, m.spills ? m.nodes : nodes, 0)) {
                 // The nodes are checked above, so EINVAL for this mode means the kernel lacks it.
@@ -278,6 +272,15 @@ void apply(void* ptr, std::size_t bytes, const policy& p, std::size_t element_si
                                                "give the weights (.weights({...})) to place by weight on any kernel");
                 fail(err, "mbind");
             }
+            // The kernel interleaves a folio as one unit: under THP "always", or with a smaller
+            // folio size "always" (mTHP), base-page interleave would step by 2 MiB or 64 KiB.
+            // The pages stay base pages, as the policy says; .pages(page_kind::huge) interleaves
+            // huge pages (aligned, advised MADV_HUGEPAGE above). After the mbind, so that a
+            // refused policy leaves a place()d range as it was; nothing is written in between.
+            if (m.interleaves && page_kind_of(p) == page_kind::base && detail::huge_page_bytes() > detail::page_bytes())
+                if (const int err = detail::advise_huge(ptr, len, false))
+                    detail::diagnose(what + ": madvise(MADV_NOHUGEPAGE) of " + detail::human_bytes(len) + " failed (" +
+                                     std::strerror(err) + "), so transparent huge pages may interleave it by folios");
             return;
         }
         case detail::policy_meaning::action::write_planned: {

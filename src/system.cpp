@@ -154,13 +154,16 @@ std::vector<std::string> placement_warnings(const topology& topo, const kernel_s
         for (const auto& [bytes, mode] : kernel.thp_sizes) pmd = std::max(pmd, bytes);
     if (pmd == 0) pmd = std::size_t{2} << 20;  // no size told: the top-level mode is x86-64's 2 MiB one
     const auto unadvised = detail::thp_unadvised_sizes(kernel.thp_enabled, kernel.thp_sizes, pmd);
+    // "2 MiB" on x86-64; arm64 with 64 KiB pages has 512 MiB ones.
+    const std::string pmd_text = pmd % (std::size_t{1} << 20) == 0 ? std::to_string(pmd >> 20) + " MiB"
+                                                                    : std::to_string(pmd >> 10) + " KiB";
     if (std::find(unadvised.begin(), unadvised.end(), pmd) != unadvised.end())
         w.push_back(std::string("transparent huge pages are 'always'") +
                     (kernel.thp_enabled == "always" ? ""
-                                                    : " for 2 MiB (hugepages-" + std::to_string(pmd >> 10) +
+                                                    : " for " + pmd_text + " (hugepages-" + std::to_string(pmd >> 10) +
                                                           "kB/enabled, under '" + kernel.thp_enabled + "')") +
-                    ": first touch then places 2 MiB at a time, so a thread's chunk smaller than 2 MiB may land on "
-                    "a neighbour's node");
+                    ": first touch then places " + pmd_text + " at a time, so a thread's chunk smaller than " +
+                    pmd_text + " may land on a neighbour's node");
     // The largest folio size below the PMD one that unadvised faults get: the kernel tries the
     // largest enabled size that fits first, so that is what a part's boundary may lose.
     for (auto it = unadvised.rbegin(); it != unadvised.rend(); ++it) {

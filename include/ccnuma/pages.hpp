@@ -126,8 +126,9 @@ struct placement_report {
     /// "always", a fault there would give the whole frame or folio to one thread), and every
     /// mapping of the library's gives up the frames that its two ends fill only in part, so
     /// that neither khugepaged nor a neighbour's fault can put its untouched pages on a
-    /// neighbour's node (docs/placement.md). So it counts those end frames for every policy,
-    /// interleave and bind included.
+    /// neighbour's node (docs/placement.md). So it counts those end frames for every policy
+    /// (0 to 2 for on_node, preferred and bind), and every frame of a base-page interleave,
+    /// which opts its whole range out: the kernel interleaves a folio as one unit.
     std::size_t huge_given_up = 0;
     /// Whether, when the report was made, the kernel gave folios larger than a page to faults in
     /// unadvised mappings (THP "always", or since Linux 6.8 a folio size at "always"). Only then
@@ -144,7 +145,7 @@ struct placement_report {
     /// "locality 100.0%: node 0: 8192 pages (50.0%), node 1: 8192 pages (50.0%)"; on a tiered
     /// machine (topology::is_tiered()) "locality 66.7%, near 100.0%, spilled 0 pages: ...";
     /// "; 12 pages not placed yet (locality is over the 8180 placed)" and
-    /// "; 3 huge pages given up (...)" where there are any; "locality: no page placed yet
+    /// "; 3 huge-page frames opted out of THP (...)" where there are any and thp_unadvised; "locality: no page placed yet
     /// (N not placed): ..." before anything is written.
     std::string to_string() const;
 };

@@ -97,7 +97,9 @@ struct blocked {
 };
 
 /// Pages spread round-robin over a set of nodes (mbind MPOL_INTERLEAVE), like
-/// numactl --interleave. An empty set means every allowed node.
+/// numactl --interleave. An empty set means every allowed node. With base pages the range is
+/// opted out of THP (MADV_NOHUGEPAGE): the kernel interleaves a folio as one unit, so under THP
+/// "always" or a folio size at "always" the step would be the folio's (docs/placement.md).
 struct interleave {
     static constexpr std::string_view name = "interleave";  ///< as to_string and parse_policy write it
     ccnuma::page_kind page = page_kind::base;

@@ -185,8 +185,8 @@ std::string placement_report::to_string() const {
              " placed)";
     if (huge_given_up != 0 && thp_unadvised)
         r += "; " + std::to_string(huge_given_up) + (huge_given_up == 1 ? " huge-page frame" : " huge-page frames") +
-             " opted out of THP (MADV_NOHUGEPAGE: shared by two threads' parts or planned nodes, or only partly in "
-             "this range)";
+             " opted out of THP (MADV_NOHUGEPAGE: shared by two threads' parts or planned nodes, interleaved page by "
+             "page, or only partly in this range)";
     return r;
 }
 
@@ -220,10 +220,8 @@ placement_report report_placement(const void* ptr, std::size_t count, std::size_
     r.placed = m.placed;
     r.not_placed = m.not_placed;
     r.huge_given_up = huge_pages_given_up(reinterpret_cast<std::uintptr_t>(ptr), bytes);
-    if (r.huge_given_up != 0)
-        r.thp_unadvised = !detail::thp_unadvised_sizes(detail::thp_mode(), detail::thp_size_modes(),
-                                                        detail::huge_page_bytes())
-                               .empty();
+    r.thp_unadvised =
+        !detail::thp_unadvised_sizes(detail::thp_mode(), detail::thp_size_modes(), detail::huge_page_bytes()).empty();
     return r;
 }
 

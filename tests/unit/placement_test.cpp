@@ -7,6 +7,7 @@
 #include <ccnuma/memory_policy.hpp>
 #include <ccnuma/pages.hpp>
 #include <ccnuma/placement.hpp>
+#include <ccnuma/system.hpp>
 #include <ccnuma/topology.hpp>
 
 #include "../support/static_owners.hpp"
@@ -18,6 +19,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -655,3 +657,50 @@ TEST(Issue26, TierPoliciesLeaveTheThreadsPolicyAsItWas) {
 }
 
 }  // namespace
+
+// Which huge-page frames each kind of policy opts out of THP, read back from the kernel's
+// VmFlags (report_placement's huge_given_up), in any THP mode of a kernel with THP: a
+// base-page interleave every frame of its range (the kernel interleaves a folio as one unit),
+// on_node only the mapping's partial end frames, a huge-page interleave none. And the report
+// says whether unadvised faults get folios here, from the live settings.
+TEST(Placement, FramesOptedOutOfThpFollowThePolicy) {
+    const std::size_t huge = ccnuma::support().huge_page_size;
+    const std::size_t page = ccnuma::support().page_size;
+    if (huge <= page) GTEST_SKIP() << "this kernel has no transparent huge pages (hpage_pmd_size): nothing is advised";
+    const std::size_t bytes = 4 * huge + 3 * page;
+    auto frames_of = [&](const void* p, std::size_t n) {
+        const auto lo = reinterpret_cast<std::uintptr_t>(p), hi = lo + n;
+        return ((hi + huge - 1) / huge - lo / huge);
+    };
+    {
+        const ccnuma::interleave pol{};
+        auto* p = static_cast<char*>(ccnuma::allocate(bytes, pol));
+        std::memset(p, 1, bytes);
+        const auto r = ccnuma::report_placement(p, bytes, 1);
+        EXPECT_EQ(r.huge_given_up, frames_of(p, bytes)) << r.to_string();
+        ccnuma::deallocate(p, bytes, pol);
+    }
+    {
+        const ccnuma::on_node pol(ccnuma::topology::current().numa_nodes().front().os_index);
+        auto* p = static_cast<char*>(ccnuma::allocate(bytes, pol));
+        std::memset(p, 1, bytes);
+        const auto r = ccnuma::report_placement(p, bytes, 1);
+        EXPECT_LE(r.huge_given_up, 2u) << r.to_string();
+        EXPECT_LT(r.huge_given_up, frames_of(p, bytes)) << r.to_string();
+        ccnuma::deallocate(p, bytes, pol);
+    }
+    {
+        const auto pol = ccnuma::interleave{}.pages(ccnuma::page_kind::huge);
+        auto* p = static_cast<char*>(ccnuma::allocate(bytes, pol));
+        std::memset(p, 1, bytes);
+        const auto r = ccnuma::report_placement(p, bytes, 1);
+        EXPECT_EQ(r.huge_given_up, 0u) << r.to_string();
+        const auto s = ccnuma::kernel_settings::read();
+        const bool unadvised = s.thp_enabled == "always" ||
+                               std::any_of(s.thp_sizes.begin(), s.thp_sizes.end(), [&](const auto& x) {
+                                   return x.second == "always" || (x.second == "inherit" && s.thp_enabled == "always");
+                               });
+        EXPECT_EQ(r.thp_unadvised, unadvised) << "THP " << s.thp_enabled;
+        ccnuma::deallocate(p, bytes, pol);
+    }
+}

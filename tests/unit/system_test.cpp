@@ -157,7 +157,7 @@ TEST(PlacementWarnings, OnePerProblemWithItsRemedy) {
 
 // Per-size THP (mTHP, Linux 6.8+): a size below the PMD one that unadvised faults get is warned
 // with its size and file, the largest such size; "inherit" only where the top-level mode is
-// "always", and the PMD size's own entry never (the top-level warning speaks for it).
+// "always". The PMD size's own mode decides the PMD warning, which names the PMD size.
 TEST(PlacementWarnings, SmallerFolioSizesThatFaultInAreWarned) {
     ccnuma::topology_options o;
     o.source = "pack:2 numa:1 core:2 pu:1";
@@ -189,6 +189,13 @@ TEST(PlacementWarnings, SmallerFolioSizesThatFaultInAreWarned) {
     // And "never" for the PMD size under a top-level "always": no 2 MiB folio, no 2 MiB warning.
     k.thp_sizes = {{64u << 10, "never"}, {2u << 20, "never"}};
     EXPECT_TRUE(ccnuma::placement_warnings(t, k, unprobed).empty());
+    // A PMD size of 512 MiB (arm64 with 64 KiB pages), as the kernel tells it: named as it is.
+    ccnuma::support_info arm64;
+    arm64.huge_page_size = std::size_t{512} << 20;
+    k.thp_sizes = {{std::size_t{2} << 20, "never"}, {std::size_t{512} << 20, "inherit"}};
+    w = ccnuma::placement_warnings(t, k, arm64);
+    ASSERT_EQ(w.size(), 1u);
+    EXPECT_NE(w[0].find("places 512 MiB at a time, so a thread's chunk smaller than 512 MiB"), std::string::npos) << w[0];
 }
 
 // Which folio sizes an unadvised fault may get: a size's own "always", or "inherit" under a
