@@ -665,7 +665,6 @@ TEST(Issue26, TierPoliciesLeaveTheThreadsPolicyAsItWas) {
 // says whether unadvised faults get folios here, from the live settings.
 TEST(Placement, FramesOptedOutOfThpFollowThePolicy) {
     const std::size_t huge = ccnuma::support().huge_page_size;
-    const std::size_t page = ccnuma::support().page_size;
     if (huge <= page) GTEST_SKIP() << "this kernel has no transparent huge pages (hpage_pmd_size): nothing is advised";
     const std::size_t bytes = 4 * huge + 3 * page;
     auto frames_of = [&](const void* p, std::size_t n) {
