@@ -405,7 +405,7 @@ omp_realization to_omp_environment(const binding_plan& plan) {
     std::string threads, bind;
     for (std::size_t l = 1; l <= plan.levels(); ++l) {
         threads += (l > 1 ? "," : "") + std::to_string(plan.team_size(l));
-        bind += l > 1 ? ",spread" : "spread";
+        bind += std::string(l > 1 ? "," : "") + (l < plan.levels() ? "spread" : "close");
     }
     if (plan.oversubscribed()) {
         r.level_expressed.assign(plan.levels(), false);
@@ -413,9 +413,15 @@ omp_realization to_omp_environment(const binding_plan& plan) {
                           "express; OMP_PLACES and OMP_PROC_BIND are not set. Call ccnuma::bind_this_thread() "
                           "at the start of every parallel region to realize it in process");
     } else {
-        // Depth-first places and spread at every level: spread splits a partition into
-        // team-size subpartitions of consecutive places and gives each thread the first place
-        // of its own, which is exactly the plan's depth-first position of that thread.
+        // Depth-first places, spread at every level but the innermost and close there. spread
+        // splits a partition into team-size subpartitions of consecutive places and gives each
+        // thread the first place of its own: the plan's depth-first position of that thread,
+        // and the block its inner team works in. At the innermost level close gives thread j
+        // place j of the block: the same as spread for a team of the planned size, and for a
+        // smaller team the plan's first PUs, where bind_this_thread and the OMPT tool put it.
+        // spread there spaced a smaller team out instead: a team of 2 under "4,scatter" on two
+        // nodes took places 0 and 2, both on node 0, and a seg::per_node array put both its
+        // segments there.
         std::string places;
         for (const auto& t : plan.threads()) places += (places.empty() ? "{" : ",{") + std::to_string(t.pu) + "}";
         r.variables.push_back({"OMP_PLACES", places});

@@ -178,8 +178,11 @@ struct omp_realization {
 };
 
 /// Translates a plan into OpenMP environment variables. Every level of a plan with distinct
-/// PUs is exact: places are listed depth-first and `spread` at every level hands each thread the
-/// first place of its subpartition. Oversubscribed plans cannot be expressed as places.
+/// PUs is exact: places are listed depth-first, `spread` at every level but the innermost hands
+/// each thread the first place of its subpartition, and `close` at the innermost puts thread j
+/// of a team on place j of its block, so that an innermost team smaller than planned runs on the
+/// plan's first PUs, as bind_this_thread() puts it. Oversubscribed plans cannot be expressed as
+/// places.
 omp_realization to_omp_environment(const binding_plan& plan);
 
 /// Installs `spec` as the process-wide plan, computed on topology::current(), and sets

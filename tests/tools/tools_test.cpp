@@ -266,7 +266,7 @@ TEST(RealBinding, VerifyChecksInsideTheThreads) {
     EXPECT_NE(r.out.find("2 threads, 2 on their planned PU, 0 mismatch(es)"), std::string::npos) << r.out;
     const auto plan = ccnuma::make_plan(ccnuma::topology::current(), ccnuma::binding_spec::parse("2,scatter"));
     EXPECT_NE(r.out.find("{" + std::to_string(plan.threads()[0].pu) + "},{" + std::to_string(plan.threads()[1].pu) +
-                         "} spread 2"),
+                         "} close 2"),
               std::string::npos)
         << r.out;
     // Oversubscribed: places cannot express it, so --verify without in-process binding fails.
@@ -614,7 +614,7 @@ TEST(RealMemoryPolicy, TheCommandInheritsIt) {
     const auto r = run(run_tool + " --bind 2,scatter --membind=" + node +
                        " -- sh -c 'echo $OMP_PROC_BIND; head -n 1 /proc/self/numa_maps'");
     ASSERT_EQ(r.status, 0) << r.err;
-    EXPECT_EQ(r.out.substr(0, r.out.find('\n')), "spread");
+    EXPECT_EQ(r.out.substr(0, r.out.find('\n')), "close");
     EXPECT_NE(r.out.find(" bind:" + node + " "), std::string::npos) << r.out;
     // Without a memory option, nothing is set: the caller's policy passes through.
     EXPECT_EQ(inherited_policy("--interleave=all -- " + run_tool + " --bind 1,compact"), "interleave:" + node);

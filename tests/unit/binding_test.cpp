@@ -317,20 +317,32 @@ TEST(Plan, JsonSchema) {
               "{\"path\":[1,1],\"pu\":5,\"core\":5,\"numa\":1,\"package\":1}]}");
 }
 
-TEST(OmpEnvironment, DepthFirstPlacesWithSpreadAtEveryLevel) {
+TEST(OmpVariables, DepthFirstPlacesWithSpreadAboveTheInnermostLevelAndCloseThere) {
     const auto p = plan(load(machine("barcelona")), "2,scatter,2,subcompact");
     const auto r = ccnuma::to_omp_environment(p);
     std::map<std::string, std::string> env;
     for (const auto& v : r.variables) env[v.name] = v.value;
     EXPECT_EQ(env["OMP_PLACES"], "{0},{1},{4},{5}");
-    EXPECT_EQ(env["OMP_PROC_BIND"], "spread,spread");
+    // close at the innermost level: a team smaller than planned takes the plan's first PUs
+    // (vm.binding_2nodes checks that in a real runtime; spread spaced it out).
+    EXPECT_EQ(env["OMP_PROC_BIND"], "spread,close");
     EXPECT_EQ(env["OMP_NUM_THREADS"], "2,2");
     EXPECT_EQ(env["OMP_MAX_ACTIVE_LEVELS"], "2");
     EXPECT_EQ(r.level_expressed, (std::vector<bool>{true, true}));
     EXPECT_TRUE(r.notes.empty());
 }
 
-TEST(OmpEnvironment, OversubscribedPlansNameTheInProcessCall) {
+TEST(OmpVariables, OneLevelIsCloseAndDeeperPlansSpreadAboveTheInnermost) {
+    const auto bind_of = [](const char* spec) {
+        for (const auto& v : ccnuma::to_omp_environment(plan(load(machine("barcelona")), spec)).variables)
+            if (v.name == "OMP_PROC_BIND") return v.value;
+        return std::string("(not set)");
+    };
+    EXPECT_EQ(bind_of("4,scatter"), "close");
+    EXPECT_EQ(bind_of("2,scatter,2,scatter,2,compact"), "spread,spread,close");
+}
+
+TEST(OmpVariables, OversubscribedPlansNameTheInProcessCall) {
     const auto p = ccnuma::make_plan(load(machine("barcelona")), ccnuma::binding_spec::parse("32,compact"),
                                      {.oversubscribe = true});
     const auto r = ccnuma::to_omp_environment(p);

@@ -16,6 +16,7 @@
 #include <omp.h>
 #include <sched.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <string>
@@ -82,7 +83,7 @@ protected:
 };
 
 template <class Policy>
-void expect_every_page_on_its_owner(ccnuma::segmentation segs, const char* what) {
+std::vector<owner> expect_every_page_on_its_owner(ccnuma::segmentation segs, const char* what) {
     const ccnuma::seg_array<double, Policy> a(n, 1.0, segs, ccnuma::pad::page);
     const auto o = owners(a.segment_count(), a.schedule());
     std::size_t pages = 0, on_owner = 0;
@@ -101,6 +102,7 @@ void expect_every_page_on_its_owner(ccnuma::segmentation segs, const char* what)
                 100.0 * static_cast<double>(on_owner) / static_cast<double>(pages), per_segment.c_str(),
                 a.placement().to_string().c_str());
     EXPECT_EQ(a.placement().locality, 1.0) << what << ": the library's own report must agree";
+    return o;
 }
 
 TEST_F(SegArrayPlacement, PagePaddingPutsEveryPageOfASegmentOnItsOwnersNode) {
@@ -108,7 +110,17 @@ TEST_F(SegArrayPlacement, PagePaddingPutsEveryPageOfASegmentOnItsOwnersNode) {
     expect_every_page_on_its_owner<ccnuma::blocked>(ccnuma::seg::per_thread, "blocked, one segment per thread");
     expect_every_page_on_its_owner<ccnuma::first_touch>(ccnuma::seg::count(7), "first_touch, 7 segments");
     expect_every_page_on_its_owner<ccnuma::blocked>(ccnuma::seg::count(7), "blocked, 7 segments");
-    expect_every_page_on_its_owner<ccnuma::first_touch>(ccnuma::seg::per_node, "first_touch, one segment per node");
+    // One segment per node, each on a node of its own: the team of per_node is as large as the
+    // nodes, and under "4,scatter" its threads take the plan's first PUs, one per node. Under
+    // ccnuma-run's OMP_PROC_BIND=spread before 2026-12-02 a team of 2 took places 0 and 2 on the
+    // 2-node guest, both on node 0, and every page was still "on its owner's node".
+    const auto o = expect_every_page_on_its_owner<ccnuma::first_touch>(ccnuma::seg::per_node, "first_touch, one segment per node");
+    const auto nodes = test_support::nodes();
+    ASSERT_EQ(o.size(), nodes.size());
+    std::vector<int> seen;
+    for (const auto& x : o) seen.push_back(x.node);
+    std::sort(seen.begin(), seen.end());
+    EXPECT_EQ(seen, std::vector<int>(nodes.begin(), nodes.end())) << "seg::per_node: one segment on every node";
 }
 
 TEST_F(SegArrayPlacement, NoPaddingSharesTheBoundaryPages) {
