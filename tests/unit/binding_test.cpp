@@ -324,7 +324,7 @@ TEST(OmpVariables, DepthFirstPlacesWithSpreadAboveTheInnermostLevelAndCloseThere
     for (const auto& v : r.variables) env[v.name] = v.value;
     EXPECT_EQ(env["OMP_PLACES"], "{0},{1},{4},{5}");
     // close at the innermost level: a team smaller than planned takes the plan's first PUs
-    // (vm.binding_2nodes checks that in a real runtime; spread spaced it out).
+    // (vm_binding_2nodes checks that in a real runtime; spread spaced it out).
     EXPECT_EQ(env["OMP_PROC_BIND"], "spread,close");
     EXPECT_EQ(env["OMP_NUM_THREADS"], "2,2");
     EXPECT_EQ(env["OMP_MAX_ACTIVE_LEVELS"], "2");

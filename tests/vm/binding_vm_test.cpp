@@ -24,6 +24,7 @@ namespace {
 struct where {
     std::vector<unsigned> mask;
     unsigned node = 0;
+    bool node_known = false;  ///< getcpu() answered
 };
 
 // Each thread's affinity mask and node, in a team of `team` threads.
@@ -39,7 +40,7 @@ std::vector<where> team_of(int team) {
             for (unsigned c = 0; c < CPU_SETSIZE; ++c)
                 if (CPU_ISSET(c, &set)) mine.mask.push_back(c);
         unsigned cpu = 0;
-        ::getcpu(&cpu, &mine.node);
+        mine.node_known = ::getcpu(&cpu, &mine.node) == 0;
 #pragma omp single
         started = omp_get_num_threads();
     }
@@ -60,6 +61,7 @@ TEST(Binding, EveryTeamUpToThePlansSizeRunsOnThePlansFirstPUs) {
         for (std::size_t t = 0; t < w.size(); ++t) {
             const unsigned pu = plan.threads()[t].pu;
             EXPECT_EQ(w[t].mask, std::vector<unsigned>{pu}) << "team of " << team << ", thread " << t;
+            EXPECT_TRUE(w[t].node_known) << "getcpu() failed in thread " << t;
             EXPECT_EQ(w[t].node, static_cast<unsigned>(plan.threads()[t].numa)) << "team of " << team << ", thread " << t;
             line += " " + std::to_string(t) + "->PU " + (w[t].mask.size() == 1 ? std::to_string(w[t].mask[0]) : "several") +
                     " (node " + std::to_string(w[t].node) + ")";
@@ -69,6 +71,7 @@ TEST(Binding, EveryTeamUpToThePlansSizeRunsOnThePlansFirstPUs) {
     }
     // The scatter order itself: the first two threads on different nodes, as seg::per_node needs.
     const auto two = team_of(2);
+    ASSERT_TRUE(two[0].node_known && two[1].node_known);
     EXPECT_NE(two[0].node, two[1].node) << "a team of 2 under 4,scatter on two nodes must span both";
 }
 
